@@ -1,0 +1,61 @@
+// Package persistence defines the durable event log every room is built on,
+// and the snapshot store beside it. Two implementations exist: the embedded
+// file log (persistence/filelog, one node) and Kafka (persistence/kafkalog).
+//
+// A stream is the history of one room (named by the room id) or of the room
+// directory. Within a stream records are totally ordered by their offset;
+// offsets are increasing but need not be dense (Kafka shares a partition
+// between rooms).
+package persistence
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrUnavailable is wrapped by every error that means the log could not be
+// reached or did not confirm durability in time. Callers answer such errors
+// with 503 and retry; they never guess a result.
+var ErrUnavailable = errors.New("event log unavailable")
+
+// Record is one event of a stream as it stands in the log.
+type Record struct {
+	Offset int64
+	Data   []byte
+}
+
+// Snapshot is a stream's state as of the record at Offset (inclusive).
+type Snapshot struct {
+	Offset int64
+	Data   []byte
+}
+
+// Log is a durable, ordered, append-only log of streams.
+//
+// Implementations are safe for concurrent use. A record handed to Append is
+// durable (fsynced, or acknowledged by all in-sync replicas) when Append
+// returns nil, and Replay returns it from then on, from any node.
+type Log interface {
+	// Append writes the records to the stream in the given order and returns
+	// the offset of each. Either all of them are durable or the call fails.
+	Append(ctx context.Context, stream string, data ...[]byte) ([]int64, error)
+
+	// Replay calls fn, in order, for every record of the stream whose offset
+	// is greater than after (pass -1 for the whole stream), up to the end of
+	// the stream as it stood when Replay was called. It returns the offset of
+	// the last record delivered, or after when there was none. An error from
+	// fn stops the replay and is returned.
+	Replay(ctx context.Context, stream string, after int64, fn func(Record) error) (int64, error)
+
+	// SaveSnapshot stores the latest snapshot of a stream, replacing any
+	// earlier one. A snapshot is an optimisation: losing it costs a longer
+	// replay, never data.
+	SaveSnapshot(ctx context.Context, stream string, s Snapshot) error
+
+	// LoadSnapshot returns the latest snapshot of the stream; ok is false
+	// when there is none.
+	LoadSnapshot(ctx context.Context, stream string) (s Snapshot, ok bool, err error)
+
+	// Close flushes and releases the log. Calls after Close fail.
+	Close() error
+}
