@@ -1,0 +1,246 @@
+package room
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Config is a room's whole operator-facing configuration, as the admin API
+// reads and writes it (the "site" of the contract, without id and
+// timestamps).
+type Config struct {
+	// Slug names the room in every visitor URL (/queue/<slug>/…). It is fixed
+	// at creation.
+	Slug string `json:"slug"`
+	// Name is the waiting room's title shown to visitors, e.g. the event.
+	Name string `json:"name"`
+	// TargetURL is where admitted visitors are sent (the shop). The gateway
+	// link needs it.
+	TargetURL string `json:"targetUrl"`
+	// Domains are the host names of the shop pages; return URLs and CORS
+	// origins are accepted only for them.
+	Domains []string `json:"domains"`
+	// RatePerMinute is how many numbers are admitted per minute.
+	RatePerMinute float64 `json:"ratePerMinute"`
+	// Active false pauses the room: no numbers are issued, nobody is admitted.
+	Active bool `json:"active"`
+	// Message is plain text under the title; line breaks are kept.
+	Message        string `json:"message"`
+	HeaderImageURL string `json:"headerImageUrl"`
+	// AccentColor colours the progress bar and live indicator (#rrggbb).
+	AccentColor string `json:"accentColor"`
+	// TokenTTLSeconds is the admission token's lifetime (default 600).
+	TokenTTLSeconds int `json:"tokenTtlSeconds"`
+	// BurstSeconds is how much unused capacity, in seconds of the rate, a
+	// quiet room keeps for the next arrivals (default 5). Capacity beyond it
+	// is not banked while nobody waits.
+	BurstSeconds float64 `json:"burstSeconds"`
+	Pow          Pow     `json:"pow"`
+	// OpensAt schedules the opening; numbers drawn before it form a pre-queue
+	// whose order is drawn at random at the opening.
+	OpensAt *time.Time `json:"opensAt"`
+	Abandon Abandon    `json:"abandon"`
+	// AllowBareNumber keeps the seed's GET status?number=N and POST token
+	// {"number":N} working for integrations written before tickets. Off by
+	// default: without a ticket, anybody could claim any number.
+	AllowBareNumber bool     `json:"allowBareNumber"`
+	AutoRate        AutoRate `json:"autoRate"`
+}
+
+// Pow configures the proof of work demanded before a number is issued.
+type Pow struct {
+	Enabled bool `json:"enabled"`
+	// Bits is the difficulty: leading zero bits of the hash (8–24).
+	Bits int `json:"bits"`
+}
+
+// Abandon configures abandon detection.
+type Abandon struct {
+	Enabled bool `json:"enabled"`
+	// GraceSeconds is how long a number may be silent before it counts as
+	// abandoned (60–3600).
+	GraceSeconds int `json:"graceSeconds"`
+}
+
+// AutoRate configures the self-regulating rate. It is stored and validated
+// here; the controller that acts on it runs in the room grain.
+type AutoRate struct {
+	Enabled         bool    `json:"enabled"`
+	HealthURL       string  `json:"healthUrl"`
+	MinRate         float64 `json:"minRate"`
+	MaxRate         float64 `json:"maxRate"`
+	IntervalSeconds int     `json:"intervalSeconds"`
+	Rules           []Rule  `json:"rules"`
+}
+
+// Rule is one health condition of the auto-rate controller.
+type Rule struct {
+	// Metric is "responseTimeMs" or a dot path into the health JSON.
+	Metric string  `json:"metric"`
+	Op     string  `json:"op"` // "<" or ">"
+	Value  float64 `json:"value"`
+}
+
+// Defaults for fields an operator leaves out.
+const (
+	DefaultTokenTTLSeconds = 600
+	DefaultBurstSeconds    = 5
+	DefaultPowBits         = 15
+	DefaultGraceSeconds    = 180
+	DefaultAccentColor     = "#0a63c9"
+)
+
+var (
+	slugRE   = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`)
+	colorRE  = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+	hostRE   = regexp.MustCompile(`^(\*\.)?([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$`)
+	reserved = map[string]bool{"assets": true, "healthz": true}
+)
+
+// FieldError names the configuration field whose value is invalid.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+func invalid(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Normalize fills defaults for zero values. It is applied before Validate.
+func (c *Config) Normalize() {
+	if c.TokenTTLSeconds == 0 {
+		c.TokenTTLSeconds = DefaultTokenTTLSeconds
+	}
+	if c.BurstSeconds == 0 {
+		c.BurstSeconds = DefaultBurstSeconds
+	}
+	if c.Pow.Bits == 0 {
+		c.Pow.Bits = DefaultPowBits
+	}
+	if c.Abandon.GraceSeconds == 0 {
+		c.Abandon.GraceSeconds = DefaultGraceSeconds
+	}
+	if c.Domains == nil {
+		c.Domains = []string{}
+	}
+	for i, d := range c.Domains {
+		c.Domains[i] = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
+	}
+	if c.AutoRate.Rules == nil {
+		c.AutoRate.Rules = []Rule{}
+	}
+}
+
+// ValidateSlug reports whether s can name a room.
+func ValidateSlug(s string) error {
+	if !slugRE.MatchString(s) || reserved[s] {
+		return invalid("slug", "must be 1–64 lower-case letters, digits and inner hyphens, and not a reserved word")
+	}
+	return nil
+}
+
+// Validate checks every field and returns a *FieldError for the first
+// invalid one.
+func (c *Config) Validate() error {
+	if err := ValidateSlug(c.Slug); err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.Name) == "" || len(c.Name) > 200 {
+		return invalid("name", "is required, at most 200 characters")
+	}
+	if c.TargetURL != "" {
+		if err := checkHTTPURL(c.TargetURL); err != nil {
+			return invalid("targetUrl", "%s", err)
+		}
+	}
+	if len(c.Domains) > 50 {
+		return invalid("domains", "at most 50 domains")
+	}
+	for _, d := range c.Domains {
+		if len(d) > 253 || !hostRE.MatchString(d) {
+			return invalid("domains", "%q is not a host name (no scheme, port or path)", d)
+		}
+	}
+	if !(c.RatePerMinute >= 1 && c.RatePerMinute <= 1e7) {
+		return invalid("ratePerMinute", "must be at least 1 (and at most 10,000,000)")
+	}
+	if len(c.Message) > 2000 {
+		return invalid("message", "at most 2000 characters")
+	}
+	if c.HeaderImageURL != "" {
+		if err := checkHTTPURL(c.HeaderImageURL); err != nil {
+			return invalid("headerImageUrl", "%s", err)
+		}
+	}
+	if c.AccentColor != "" && !colorRE.MatchString(c.AccentColor) {
+		return invalid("accentColor", "must be #rrggbb")
+	}
+	if c.TokenTTLSeconds < 30 || c.TokenTTLSeconds > 86400 {
+		return invalid("tokenTtlSeconds", "must be 30–86400")
+	}
+	if c.BurstSeconds < 1 || c.BurstSeconds > 60 {
+		return invalid("burstSeconds", "must be 1–60")
+	}
+	if c.Pow.Bits < 8 || c.Pow.Bits > 24 {
+		return invalid("pow.bits", "must be 8–24")
+	}
+	if c.Abandon.GraceSeconds < 60 || c.Abandon.GraceSeconds > 3600 {
+		return invalid("abandon.graceSeconds", "must be 60–3600")
+	}
+	if c.OpensAt != nil && (c.OpensAt.Year() < 2000 || c.OpensAt.Year() > 2999) {
+		return invalid("opensAt", "must be an RFC 3339 time")
+	}
+	return c.AutoRate.validate()
+}
+
+func (a *AutoRate) validate() error {
+	if a.HealthURL != "" {
+		if err := checkHTTPURL(a.HealthURL); err != nil {
+			return invalid("autoRate.healthUrl", "%s", err)
+		}
+	}
+	if a.Enabled && a.HealthURL == "" {
+		return invalid("autoRate.healthUrl", "is required when autoRate is enabled")
+	}
+	if a.MinRate < 0 || a.MaxRate < 0 || (a.MaxRate > 0 && a.MinRate > a.MaxRate) {
+		return invalid("autoRate.minRate", "must be ≥ 0 and not above maxRate")
+	}
+	if a.Enabled && a.MinRate < 1 {
+		return invalid("autoRate.minRate", "must be at least 1 when autoRate is enabled")
+	}
+	if a.Enabled && a.MaxRate < a.MinRate {
+		return invalid("autoRate.maxRate", "must be at least minRate when autoRate is enabled")
+	}
+	if a.IntervalSeconds != 0 && (a.IntervalSeconds < 5 || a.IntervalSeconds > 600) {
+		return invalid("autoRate.intervalSeconds", "must be 5–600")
+	}
+	for i, r := range a.Rules {
+		if r.Metric == "" || (r.Op != "<" && r.Op != ">") {
+			return invalid(fmt.Sprintf("autoRate.rules[%d]", i), "needs a metric and op \"<\" or \">\"")
+		}
+	}
+	return nil
+}
+
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || len(s) > 2048 {
+		return fmt.Errorf("must be an absolute http(s) URL")
+	}
+	return nil
+}
+
+// Burst is the number of admissions a quiet room may grant at once.
+func (c *Config) Burst() float64 {
+	b := c.RatePerMinute * c.BurstSeconds / 60
+	if b < 1 {
+		return 1
+	}
+	return b
+}

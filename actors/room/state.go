@@ -1,0 +1,499 @@
+// Package room holds a waiting room's rules as a plain state machine: no
+// actors, no I/O, time passed in. The room grain is a thin shell around it:
+// it appends the events that Decide… methods return, then applies them, and
+// recovers a room by replaying its log through Apply.
+package room
+
+import (
+	"crypto/subtle"
+	"errors"
+	"sort"
+	"time"
+)
+
+// Errors answered to callers. The grain passes them on as values.
+var (
+	ErrNotFound  = errors.New("room not found")
+	ErrExists    = errors.New("room exists")
+	ErrPaused    = errors.New("room paused")
+	ErrTooEarly  = errors.New("not yet admitted")
+	ErrNotIssued = errors.New("number never issued")
+	// ErrNeedBlock means no reserved number is left: the grain must append
+	// a reservation first.
+	ErrNeedBlock = errors.New("reservation needed")
+	ErrNoCode    = errors.New("no such code")
+	ErrNoItem    = errors.New("no such item")
+)
+
+// Key is an API key of the room; only the hash of the key is kept.
+type Key struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Hash      []byte `json:"hash"`
+	CreatedAt int64  `json:"createdAt"`
+}
+
+// Code is a VIP bypass code; only its hash is kept.
+type Code struct {
+	ID         string     `json:"id"`
+	Label      string     `json:"label"`
+	Hash       []byte     `json:"hash"`
+	UsageLimit *int       `json:"usageLimit,omitempty"`
+	Uses       int        `json:"uses"`
+	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
+	Disabled   bool       `json:"disabled"`
+	CreatedAt  int64      `json:"createdAt"`
+}
+
+// AuditEntry is one administrative change.
+type AuditEntry struct {
+	At     int64  `json:"at"`
+	Actor  string `json:"actor"`
+	Action string `json:"action"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// MaxAudit bounds the audit trail kept in the state (oldest dropped).
+const MaxAudit = 2000
+
+// State is the whole state of one room.
+type State struct {
+	View
+	// Reserved is the highest number reserved in the log; numbers up to it
+	// may be handed out by the current activation.
+	Reserved uint64 `json:"reserved"`
+	// Checkpointed is the issued count last written to the log.
+	Checkpointed uint64           `json:"checkpointed"`
+	Keys         map[string]*Key  `json:"keys"`
+	Codes        map[string]*Code `json:"codes"`
+	Audit        []AuditEntry     `json:"audit"`
+	AbandonScan  uint64           `json:"abandonScan"`
+}
+
+// New returns the empty state of room id, before its Created event.
+func New(id string) *State {
+	return &State{View: View{ID: id}, Keys: map[string]*Key{}, Codes: map[string]*Code{}}
+}
+
+// Apply applies one event read from (or just appended to) the log at
+// offset. It is pure and total: it never fails and never does I/O. Events
+// whose Epoch is not the current activation's are ignored (fencing), except
+// Activated markers, which start a new activation.
+func (s *State) Apply(offset int64, e Event) {
+	if e.Type == TypeActivated {
+		s.Epoch = offset
+		s.Version++
+		return
+	}
+	if e.Epoch != s.Epoch {
+		return
+	}
+	s.Version++
+	if e.Line != nil {
+		s.Line = *e.Line
+	}
+	switch e.Type {
+	case TypeCreated:
+		c := e.Created
+		s.Exists = true
+		s.Config = c.Config
+		s.CreatedAt, s.UpdatedAt = e.At, e.At
+		s.SecretSealed, s.TicketKeySealed = c.SecretSealed, c.TicketKeySealed
+		if c.Config.OpensAt != nil && c.Config.OpensAt.UnixNano() > e.At {
+			s.Armed = &Arm{From: 0}
+		}
+		s.audit(e, "create", c.Config.Slug)
+	case TypeReserved:
+		if e.Reserved.UpTo > s.Reserved {
+			s.Reserved = e.Reserved.UpTo
+		}
+		// After recovery every reserved number counts as issued: numbers
+		// continue above all that may have been handed out.
+		if s.Reserved > s.Issued {
+			s.Issued = s.Reserved
+		}
+	case TypeCheckpoint:
+		c := e.Checkpoint
+		if c.Issued > s.Checkpointed {
+			s.Checkpointed = c.Issued
+		}
+		if c.Final && c.Issued >= s.Checkpointed {
+			s.Reserved, s.Issued = c.Issued, c.Issued
+		}
+	case TypeConfigured:
+		c := e.Configured
+		s.Config = c.Config
+		s.UpdatedAt = e.At
+		if c.Arm != nil {
+			a := *c.Arm
+			s.Armed = &a
+		}
+		if c.Disarm {
+			s.Armed = nil
+		}
+		s.audit(e, "configure", "")
+	case TypeSecretRotated:
+		s.SecretSealed = e.SecretRotated.SecretSealed
+		s.UpdatedAt = e.At
+		s.audit(e, "rotate-secret", "")
+	case TypeKeyAdded:
+		k := e.KeyAdded
+		s.Keys[k.ID] = &Key{ID: k.ID, Name: k.Name, Hash: k.Hash, CreatedAt: e.At}
+		s.audit(e, "add-key", k.Name)
+	case TypeKeyRemoved:
+		if k, ok := s.Keys[e.KeyRemoved.ID]; ok {
+			delete(s.Keys, k.ID)
+			s.audit(e, "remove-key", k.Name)
+		}
+	case TypeCodeAdded:
+		c := e.CodeAdded
+		s.Codes[c.ID] = &Code{ID: c.ID, Label: c.Label, Hash: c.Hash, UsageLimit: c.UsageLimit, ExpiresAt: c.ExpiresAt, CreatedAt: e.At}
+		s.audit(e, "add-bypass-code", c.Label)
+	case TypeCodeChanged:
+		if c, ok := s.Codes[e.CodeChanged.ID]; ok {
+			c.Disabled = e.CodeChanged.Disabled
+			s.audit(e, "change-bypass-code", c.Label)
+		}
+	case TypeCodeRemoved:
+		if c, ok := s.Codes[e.CodeRemoved.ID]; ok {
+			delete(s.Codes, c.ID)
+			s.audit(e, "remove-bypass-code", c.Label)
+		}
+	case TypeCodeRedeemed:
+		if c, ok := s.Codes[e.CodeRedeemed.ID]; ok {
+			c.Uses++
+		}
+	case TypeDrawn:
+		d := *e.Drawn
+		s.Draws = append(s.Draws, d)
+		s.Armed = nil
+	case TypeAbandoned:
+		s.Abandoned += e.Abandoned.Count
+		if e.Abandoned.Cursor > s.AbandonScan {
+			s.AbandonScan = e.Abandoned.Cursor
+		}
+	case TypeDeleted:
+		s.Deleted = true
+		s.UpdatedAt = e.At
+		s.audit(e, "delete", "")
+	}
+}
+
+func (s *State) audit(e Event, action, detail string) {
+	if e.Actor == "" {
+		return
+	}
+	s.Audit = append(s.Audit, AuditEntry{At: e.At, Actor: e.Actor, Action: action, Detail: detail})
+	if len(s.Audit) > MaxAudit {
+		s.Audit = append([]AuditEntry(nil), s.Audit[len(s.Audit)-MaxAudit:]...)
+	}
+}
+
+// Live reports whether the room exists and is not deleted.
+func (s *State) Live() bool { return s.Exists && !s.Deleted }
+
+// running reports whether the line advances under cfg (not paused, not
+// before the opening).
+func running(cfg *Config, armed bool) bool { return cfg.Active && !armed }
+
+// lineRate is the rate the line runs at under cfg.
+func lineRate(cfg *Config, armed bool) float64 {
+	if running(cfg, armed) {
+		return cfg.RatePerMinute
+	}
+	return 0
+}
+
+// normalized is the current line re-based at now: never ahead of the cap.
+func (s *State) normalized(now int64) Line {
+	return s.Line.capped(now, s.Cap())
+}
+
+func (s *State) event(typ string, now int64, actor string) Event {
+	return Event{Type: typ, Epoch: s.Epoch, At: now, Actor: actor}
+}
+
+// DecideCreate creates the room.
+func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, now int64, actor string) ([]Event, error) {
+	if s.Exists {
+		return nil, ErrExists
+	}
+	cfg.Normalize()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	armed := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
+	e := s.event(TypeCreated, now, actor)
+	e.Created = &Created{Config: cfg, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
+	e.Line = &Line{Base: 0, T0: now, Rate: lineRate(&cfg, armed)}
+	return []Event{e}, nil
+}
+
+// DecideConfigure replaces the configuration (slug excepted). A rate change,
+// pause or resume re-anchors the line at now, so serving stays continuous.
+// Setting a future opening arms a draw; moving it re-arms it; moving it into
+// the past makes the draw at once with drawKey (fresh random bytes).
+func (s *State) DecideConfigure(cfg Config, now int64, actor string, drawKey []byte) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	cfg.Slug = s.Config.Slug
+	cfg.Normalize()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Configured{Config: cfg}
+	armed := s.Armed != nil
+	future := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
+	switch {
+	case future && !armed:
+		c.Arm = &Arm{From: s.Issued}
+		armed = true
+	case !future && armed && cfg.OpensAt == nil:
+		c.Disarm = true
+		armed = false
+	}
+	line := s.normalized(now).anchor(now, lineRate(&cfg, armed))
+	if c.Arm != nil && line.Base > float64(s.Issued) {
+		// Nobody in the coming pre-queue may pass before the opening.
+		line.Base = float64(s.Issued)
+	}
+	e := s.event(TypeConfigured, now, actor)
+	e.Configured = c
+	e.Line = &line
+	evs := []Event{e}
+	// An opening moved into the past is due now.
+	if armed && !future && cfg.OpensAt != nil {
+		next := *s
+		next.Apply(s.Epoch, e)
+		evs = append(evs, next.drawEvents(now, drawKey)...)
+	}
+	return evs, nil
+}
+
+// DecideOpen makes the draw when the scheduled opening is due. key is the
+// permutation key, fresh random bytes drawn by the caller at the opening.
+func (s *State) DecideOpen(now int64, key []byte) []Event {
+	if !s.Live() || s.Armed == nil || s.Config.OpensAt == nil || s.Config.OpensAt.UnixNano() > now {
+		return nil
+	}
+	return s.drawEvents(now, key)
+}
+
+func (s *State) drawEvents(now int64, key []byte) []Event {
+	e := s.event(TypeDrawn, now, "")
+	e.Drawn = &Draw{From: s.Armed.From, To: s.Issued, Key: key, At: now}
+	line := Line{Base: s.Line.Base, T0: now, Rate: lineRate(&s.Config, false)}
+	e.Line = &line
+	return []Event{e}
+}
+
+// OpeningDue returns when the pending draw is due, if one is armed.
+func (s *State) OpeningDue() (time.Time, bool) {
+	if s.Armed == nil || s.Config.OpensAt == nil || !s.Live() {
+		return time.Time{}, false
+	}
+	return *s.Config.OpensAt, true
+}
+
+// DecideReserve reserves numbers up to upTo.
+func (s *State) DecideReserve(upTo uint64, now int64) []Event {
+	e := s.event(TypeReserved, now, "")
+	e.Reserved = &Reserved{UpTo: upTo}
+	return []Event{e}
+}
+
+// DecideCheckpoint records the issued count and materialises the re-based
+// line, so recovery does not bank capacity. final releases the unused part
+// of the reservation (graceful stop).
+func (s *State) DecideCheckpoint(now int64, final bool) []Event {
+	e := s.event(TypeCheckpoint, now, "")
+	e.Checkpoint = &Checkpoint{Issued: s.Issued, Final: final}
+	l := s.normalized(now)
+	e.Line = &l
+	return []Event{e}
+}
+
+// DecideRotateSecret replaces the signing secret.
+func (s *State) DecideRotateSecret(sealed []byte, now int64, actor string) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	e := s.event(TypeSecretRotated, now, actor)
+	e.SecretRotated = &SecretRotated{SecretSealed: sealed}
+	return []Event{e}, nil
+}
+
+// DecideAddKey adds an API key.
+func (s *State) DecideAddKey(id, name string, hash []byte, now int64, actor string) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	if name == "" || len(name) > 100 {
+		return nil, &FieldError{Field: "name", Message: "is required, at most 100 characters"}
+	}
+	e := s.event(TypeKeyAdded, now, actor)
+	e.KeyAdded = &KeyAdded{ID: id, Name: name, Hash: hash}
+	return []Event{e}, nil
+}
+
+// DecideRemoveKey removes an API key.
+func (s *State) DecideRemoveKey(id string, now int64, actor string) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	if _, ok := s.Keys[id]; !ok {
+		return nil, ErrNoItem
+	}
+	e := s.event(TypeKeyRemoved, now, actor)
+	e.KeyRemoved = &ItemRemoved{ID: id}
+	return []Event{e}, nil
+}
+
+// KeyByHash returns the key whose hash is h.
+func (s *State) KeyByHash(h []byte) (*Key, bool) {
+	for _, k := range s.sortedKeys() {
+		if subtle.ConstantTimeCompare(k.Hash, h) == 1 {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+func (s *State) sortedKeys() []*Key {
+	ks := make([]*Key, 0, len(s.Keys))
+	for _, k := range s.Keys {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		return ks[i].CreatedAt < ks[j].CreatedAt || (ks[i].CreatedAt == ks[j].CreatedAt && ks[i].ID < ks[j].ID)
+	})
+	return ks
+}
+
+// SortedKeys lists the keys, oldest first.
+func (s *State) SortedKeys() []*Key { return s.sortedKeys() }
+
+// SortedCodes lists the bypass codes, oldest first.
+func (s *State) SortedCodes() []*Code {
+	cs := make([]*Code, 0, len(s.Codes))
+	for _, c := range s.Codes {
+		cs = append(cs, c)
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		return cs[i].CreatedAt < cs[j].CreatedAt || (cs[i].CreatedAt == cs[j].CreatedAt && cs[i].ID < cs[j].ID)
+	})
+	return cs
+}
+
+// DecideAddCode adds a bypass code.
+func (s *State) DecideAddCode(c CodeAdded, now int64, actor string) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	if c.Label == "" || len(c.Label) > 100 {
+		return nil, &FieldError{Field: "label", Message: "is required, at most 100 characters"}
+	}
+	if c.UsageLimit != nil && *c.UsageLimit < 1 {
+		return nil, &FieldError{Field: "usageLimit", Message: "must be at least 1"}
+	}
+	if c.ExpiresAt != nil && c.ExpiresAt.UnixNano() <= now {
+		return nil, &FieldError{Field: "expiresAt", Message: "must be in the future"}
+	}
+	e := s.event(TypeCodeAdded, now, actor)
+	e.CodeAdded = &c
+	return []Event{e}, nil
+}
+
+// DecideChangeCode disables or enables a bypass code.
+func (s *State) DecideChangeCode(id string, disabled bool, now int64, actor string) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	if _, ok := s.Codes[id]; !ok {
+		return nil, ErrNoItem
+	}
+	e := s.event(TypeCodeChanged, now, actor)
+	e.CodeChanged = &CodeChanged{ID: id, Disabled: disabled}
+	return []Event{e}, nil
+}
+
+// DecideRemoveCode deletes a bypass code.
+func (s *State) DecideRemoveCode(id string, now int64, actor string) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	if _, ok := s.Codes[id]; !ok {
+		return nil, ErrNoItem
+	}
+	e := s.event(TypeCodeRemoved, now, actor)
+	e.CodeRemoved = &ItemRemoved{ID: id}
+	return []Event{e}, nil
+}
+
+// DecideRedeem redeems the bypass code whose hash is h. Every reason a code
+// does not work (unknown, disabled, expired, exhausted, room paused or
+// deleted) is the same ErrNoCode: no oracle.
+func (s *State) DecideRedeem(h []byte, now int64) ([]Event, *Code, error) {
+	if !s.Live() {
+		return nil, nil, ErrNoCode
+	}
+	var found *Code
+	for _, c := range s.SortedCodes() {
+		if subtle.ConstantTimeCompare(c.Hash, h) == 1 {
+			found = c
+		}
+	}
+	if found == nil || found.Disabled || (found.ExpiresAt != nil && found.ExpiresAt.UnixNano() <= now) ||
+		(found.UsageLimit != nil && found.Uses >= *found.UsageLimit) {
+		return nil, nil, ErrNoCode
+	}
+	e := s.event(TypeCodeRedeemed, now, "")
+	e.CodeRedeemed = &CodeRedeemed{ID: found.ID}
+	return []Event{e}, found, nil
+}
+
+// DecideDelete deletes the room.
+func (s *State) DecideDelete(now int64, actor string) ([]Event, error) {
+	if !s.Live() {
+		return nil, ErrNotFound
+	}
+	return []Event{s.event(TypeDeleted, now, actor)}, nil
+}
+
+// Join hands out the next number at now. It is the hot path and writes no
+// event: the number comes from the current reservation (ErrNeedBlock when it
+// is used up). Before the number is counted, the line is re-based so that a
+// quiet room does not bank capacity (DESIGN.md invariant 3).
+func (s *State) Join(now int64) (uint64, error) {
+	if !s.Live() {
+		return 0, ErrNotFound
+	}
+	if !s.Config.Active {
+		return 0, ErrPaused
+	}
+	if s.Issued >= s.Reserved {
+		return 0, ErrNeedBlock
+	}
+	s.Line = s.normalized(now)
+	s.Issued++
+	return s.Issued, nil
+}
+
+// Admit checks that number n may have an admission token at now.
+func (s *State) Admit(n uint64, now int64) (Status, error) {
+	if !s.Live() {
+		return Status{}, ErrNotFound
+	}
+	if n == 0 || n > s.Issued {
+		return Status{}, ErrNotIssued
+	}
+	if !s.Config.Active {
+		return Status{}, ErrPaused
+	}
+	st := s.StatusOf(n, now)
+	if !st.Admitted {
+		return st, ErrTooEarly
+	}
+	return st, nil
+}

@@ -1,0 +1,170 @@
+package room
+
+import (
+	"math"
+	"time"
+)
+
+// View is the part of a room's state that front nodes need to answer
+// visitors without asking the grain: the admission line, the issued count,
+// the pre-queue draws and the configuration. The grain publishes it on every
+// change; fronts keep the one with the highest (Epoch, Version).
+type View struct {
+	ID      string `json:"id"`
+	Epoch   int64  `json:"epoch"`
+	Version uint64 `json:"version"`
+	Exists  bool   `json:"exists"`
+	Deleted bool   `json:"deleted"`
+	Config  Config `json:"config"`
+	// CreatedAt and UpdatedAt are Unix nanoseconds.
+	CreatedAt int64 `json:"createdAt"`
+	UpdatedAt int64 `json:"updatedAt"`
+	Line      Line  `json:"line"`
+	// Issued is the highest number handed out.
+	Issued uint64 `json:"issued"`
+	// Draws are the pre-queue draws made so far, oldest first.
+	Draws []Draw `json:"draws"`
+	// Armed is the pending draw before a scheduled opening.
+	Armed *Arm `json:"armed,omitempty"`
+	// Abandoned counts numbers skipped as abandoned.
+	Abandoned       uint64 `json:"abandoned"`
+	SecretSealed    []byte `json:"secretSealed"`
+	TicketKeySealed []byte `json:"ticketKeySealed"`
+}
+
+// Paused reports whether the operator has paused the room.
+func (v *View) Paused() bool { return !v.Config.Active }
+
+// PreQueue reports whether the room is before its scheduled opening (or at
+// it, with the draw not yet made): numbers are issued, nobody is admitted.
+func (v *View) PreQueue() bool { return v.Armed != nil }
+
+// Cap is the highest value the line may take: the issued count plus the
+// burst. Capacity beyond it is not banked.
+func (v *View) Cap() float64 { return float64(v.Issued) + v.Config.Burst() }
+
+// ServingAt returns the admission line's value at now (Unix nanoseconds),
+// in admission positions. It never decreases as now and Issued grow.
+func (v *View) ServingAt(now int64) float64 {
+	return math.Min(v.Line.At(now), v.Cap())
+}
+
+// Serving returns how many positions are admitted at now.
+func (v *View) Serving(now int64) uint64 { return floor(v.ServingAt(now)) }
+
+// Position returns number n's place in admission order: n itself, or its
+// drawn place when n was in a pre-queue.
+func (v *View) Position(n uint64) uint64 {
+	for i := len(v.Draws) - 1; i >= 0; i-- {
+		if v.Draws[i].Contains(n) {
+			return v.Draws[i].Position(n)
+		}
+	}
+	return n
+}
+
+// NumberAt is the inverse of Position.
+func (v *View) NumberAt(p uint64) uint64 {
+	for i := len(v.Draws) - 1; i >= 0; i-- {
+		if v.Draws[i].Contains(p) {
+			return v.Draws[i].Number(p)
+		}
+	}
+	return p
+}
+
+// Waiting is how many issued numbers are not yet admitted.
+func (v *View) Waiting(now int64) uint64 {
+	s := v.Serving(now)
+	if s >= v.Issued {
+		return 0
+	}
+	return v.Issued - s
+}
+
+// Status is the answer to "where does number n stand?".
+type Status struct {
+	Number   uint64
+	Position uint64
+	// Drawn is true when Position comes from a pre-queue draw.
+	Drawn    bool
+	Serving  uint64
+	Ahead    uint64
+	Admitted bool
+	Active   bool
+	PreQueue bool
+	OpensAt  *time.Time
+	// EstimatedWait and RetryAfter are whole seconds.
+	EstimatedWait int
+	RetryAfter    int
+}
+
+// StatusOf computes n's status at now. n must have been issued.
+func (v *View) StatusOf(n uint64, now int64) Status {
+	st := Status{Number: n, Position: n, Active: v.Config.Active, PreQueue: v.PreQueue()}
+	if v.Config.OpensAt != nil && (st.PreQueue || len(v.Draws) > 0) {
+		t := *v.Config.OpensAt
+		st.OpensAt = &t
+	}
+	if !st.PreQueue {
+		for i := len(v.Draws) - 1; i >= 0; i-- {
+			if v.Draws[i].Contains(n) {
+				st.Position, st.Drawn = v.Draws[i].Position(n), true
+				break
+			}
+		}
+	}
+	st.Serving = v.Serving(now)
+	st.Admitted = !st.PreQueue && st.Position <= st.Serving
+	if !st.Admitted && st.Position > st.Serving {
+		st.Ahead = st.Position - st.Serving - 1
+	}
+	if st.PreQueue {
+		// Everyone before the opening is equally far: their order is drawn.
+		st.Ahead = 0
+	}
+	st.EstimatedWait, st.RetryAfter = v.estimate(st, now)
+	return st
+}
+
+func (v *View) estimate(st Status, now int64) (wait, retry int) {
+	switch {
+	case st.Admitted:
+		return 0, 1
+	case st.PreQueue && st.OpensAt != nil:
+		until := int(math.Ceil(float64(st.OpensAt.UnixNano()-now) / 1e9))
+		if until < 0 {
+			until = 0
+		}
+		return until, clampInt(until/10, 2, 30)
+	case !st.Active:
+		return 0, 10
+	}
+	rate := v.Config.RatePerMinute
+	// Time until the line reaches the position, at the configured rate.
+	need := float64(st.Position) - v.ServingAt(now)
+	if need < 0 {
+		need = 0
+	}
+	wait = int(math.Ceil(need / rate * 60))
+	return wait, clampInt(wait/10, 2, 30)
+}
+
+func clampInt(v, lo, hi int) int {
+	if v < lo {
+		return lo
+	}
+	if v > hi {
+		return hi
+	}
+	return v
+}
+
+// Newer reports whether v supersedes o: a later activation, or a later
+// version of the same one.
+func (v *View) Newer(o *View) bool {
+	if v.Epoch != o.Epoch {
+		return v.Epoch > o.Epoch
+	}
+	return v.Version > o.Version
+}
