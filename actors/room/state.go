@@ -107,11 +107,6 @@ func (s *State) Apply(offset int64, e Event) {
 		if e.Reserved.UpTo > s.Reserved {
 			s.Reserved = e.Reserved.UpTo
 		}
-		// After recovery every reserved number counts as issued: numbers
-		// continue above all that may have been handed out.
-		if s.Reserved > s.Issued {
-			s.Issued = s.Reserved
-		}
 	case TypeCheckpoint:
 		c := e.Checkpoint
 		if c.Issued > s.Checkpointed {
@@ -186,6 +181,16 @@ func (s *State) audit(e Event, action, detail string) {
 	s.Audit = append(s.Audit, AuditEntry{At: e.At, Actor: e.Actor, Action: action, Detail: detail})
 	if len(s.Audit) > MaxAudit {
 		s.Audit = append([]AuditEntry(nil), s.Audit[len(s.Audit)-MaxAudit:]...)
+	}
+}
+
+// Recovered is called once after a replay, before the state serves: every
+// reserved number counts as issued, so numbers continue above all that may
+// have been handed out before a crash. The unused rest of the reservation
+// (at most about two blocks) are ghosts: numbers nobody holds.
+func (s *State) Recovered() {
+	if s.Reserved > s.Issued {
+		s.Issued = s.Reserved
 	}
 }
 
