@@ -1,0 +1,243 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/aditus-queue/aditus-queue/bench/histogram"
+)
+
+// RateChanger changes the rate of the room the sockets watch, so that the
+// room pushes a frame carrying the new rate. It returns the instant the
+// change was sent, from which push latency is measured.
+type RateChanger interface {
+	SetRate(ctx context.Context, ratePerMinute int) (sentAt time.Time, err error)
+}
+
+// Limits and defaults of a push run.
+const (
+	MaxSockets      = 50_000
+	MaxChanges      = 1000
+	DefaultSockets  = 100
+	DefaultChanges  = 5
+	dialParallelism = 32
+)
+
+// PushConfig is one ws run.
+type PushConfig struct {
+	// Sockets is the number of WebSockets opened, one ticket each.
+	Sockets int
+	// Changes is the number of rate changes measured, one after another.
+	Changes int
+	// BaseRate is the room's rate per minute before the first change;
+	// change i sets BaseRate+i, so every change is a rate no frame carried
+	// before.
+	BaseRate int
+	// Duration bounds the whole run; Wait bounds each change's wait for the
+	// frame on every socket.
+	Duration time.Duration
+	Wait     time.Duration
+	// OnRound, when set, receives each change's figures.
+	OnRound func(Round)
+}
+
+// Validate checks a push configuration against the limits.
+func (c PushConfig) Validate() error {
+	switch {
+	case c.Sockets < 1 || c.Sockets > MaxSockets:
+		return fmt.Errorf("sockets %d: want 1 to %d", c.Sockets, MaxSockets)
+	case c.Changes < 1 || c.Changes > MaxChanges:
+		return fmt.Errorf("changes %d: want 1 to %d", c.Changes, MaxChanges)
+	case c.BaseRate < 1:
+		return fmt.Errorf("base rate %d: want at least 1 per minute", c.BaseRate)
+	case c.Duration <= 0 || c.Duration > MaxDuration:
+		return fmt.Errorf("duration %v: want more than 0 and at most %v", c.Duration, MaxDuration)
+	case c.Wait <= 0:
+		return errors.New("wait: want more than 0")
+	}
+	return nil
+}
+
+// Round is the outcome of one rate change.
+type Round struct {
+	// Index counts changes from 1.
+	Index int
+	// Rate is the rate per minute set by this change.
+	Rate     int
+	Received int
+	Missing  int
+	P50, P99 time.Duration
+	// TimeToAll is the time from the change until the last socket had the
+	// frame; 0 when some socket never got it.
+	TimeToAll time.Duration
+}
+
+// round is the change being waited for; sockets read it on every frame.
+type round struct {
+	rate      float64
+	base      time.Time      // monotonic reference for arrivals
+	arrivals  []atomic.Int64 // per socket: nanoseconds since base, plus 1; 0 = not yet
+	remaining atomic.Int64
+	done      chan struct{}
+}
+
+// Push opens one WebSocket per ticket, then makes cfg.Changes rate changes
+// through change and measures, for every socket, the time from the change
+// to the first frame whose rate field is the new rate. A socket that could
+// not be opened counts as ClassDial, a frame that did not come within
+// cfg.Wait as ClassNoFrame.
+func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, cfg PushConfig) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	if len(tickets) < cfg.Sockets {
+		return Result{}, fmt.Errorf("push: %d tickets for %d sockets", len(tickets), cfg.Sockets)
+	}
+	start := time.Now()
+	deadline := start.Add(cfg.Duration)
+	res := Result{
+		Profile: ProfileWS, Mode: ModePush, Connections: cfg.Sockets, Duration: cfg.Duration,
+		Started: start, Latency: histogram.New(),
+	}
+
+	var current atomic.Pointer[round]
+	conns, dialFailed := t.dialAll(ctx, tickets[:cfg.Sockets], cfg.Wait)
+	var readers sync.WaitGroup
+	for i, c := range conns {
+		if c == nil {
+			continue
+		}
+		readers.Go(func() { readFrames(c, i, &current) })
+	}
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(100*time.Millisecond))
+				_ = c.Close()
+			}
+		}
+		readers.Wait()
+	}()
+	open := cfg.Sockets - dialFailed
+	if open == 0 {
+		res.Requests = int64(cfg.Sockets)
+		res.Errors = map[Class]int64{ClassDial: int64(dialFailed)}
+		return res, fmt.Errorf("push: none of %d WebSockets could be opened", cfg.Sockets)
+	}
+
+	for i := 1; i <= cfg.Changes && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		rate := cfg.BaseRate + i
+		r := &round{rate: float64(rate), base: time.Now(), arrivals: make([]atomic.Int64, len(conns)), done: make(chan struct{})}
+		r.remaining.Store(int64(open))
+		current.Store(r)
+		sentAt, err := change.SetRate(ctx, rate)
+		if err != nil {
+			current.Store(nil)
+			return res, fmt.Errorf("push: change %d: %w", i, err)
+		}
+		wait := time.NewTimer(cfg.Wait)
+		select {
+		case <-r.done:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+		wait.Stop()
+		current.Store(nil)
+
+		rd := Round{Index: i, Rate: rate}
+		h := histogram.New()
+		for j := range conns {
+			if conns[j] == nil {
+				res.add(ClassDial)
+				continue
+			}
+			a := r.arrivals[j].Load()
+			if a == 0 {
+				rd.Missing++
+				res.add(ClassNoFrame)
+				continue
+			}
+			lat := max(r.base.Add(time.Duration(a-1)).Sub(sentAt), 0)
+			h.Record(lat)
+			rd.Received++
+			res.add(OK)
+		}
+		res.Latency.Merge(h)
+		rd.P50, rd.P99 = h.Quantile(0.5), h.Quantile(0.99)
+		if rd.Missing == 0 && dialFailed == 0 {
+			rd.TimeToAll = h.Max()
+			res.TimeToAll = max(res.TimeToAll, rd.TimeToAll)
+		}
+		res.Rounds = append(res.Rounds, rd)
+		if cfg.OnRound != nil {
+			cfg.OnRound(rd)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("run interrupted: %w", err)
+	}
+	return res, nil
+}
+
+// dialAll opens a socket per ticket, a few at a time. A nil entry is a
+// socket that could not be opened.
+func (t *Target) dialAll(ctx context.Context, tickets []string, timeout time.Duration) ([]*websocket.Conn, int) {
+	dialer := websocket.Dialer{HandshakeTimeout: timeout, Proxy: nil}
+	conns := make([]*websocket.Conn, len(tickets))
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, dialParallelism)
+	for i, tk := range tickets {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c, resp, err := dialer.DialContext(ctx, t.wsURL+url.QueryEscape(tk), http.Header{})
+			if resp != nil && resp.Body != nil {
+				_ = resp.Body.Close()
+			}
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			conns[i] = c
+		})
+	}
+	wg.Wait()
+	return conns, int(failed.Load())
+}
+
+// readFrames reads socket i until it closes and marks the first frame of
+// the current round that carries the round's rate.
+func readFrames(c *websocket.Conn, i int, current *atomic.Pointer[round]) {
+	var frame struct {
+		Rate *float64 `json:"rate"`
+	}
+	for {
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			return
+		}
+		r := current.Load()
+		if r == nil {
+			continue
+		}
+		at := time.Since(r.base)
+		frame.Rate = nil
+		if json.Unmarshal(data, &frame) != nil || frame.Rate == nil || *frame.Rate != r.rate {
+			continue
+		}
+		if r.arrivals[i].CompareAndSwap(0, int64(at)+1) && r.remaining.Add(-1) == 0 {
+			close(r.done)
+		}
+	}
+}
