@@ -161,10 +161,14 @@ func clampInt(v, lo, hi int) int {
 }
 
 // Newer reports whether v supersedes o: a later activation, or a later
-// version of the same one.
+// version of the same one, or the same version with more numbers issued
+// (joins change no version: they write no event).
 func (v *View) Newer(o *View) bool {
 	if v.Epoch != o.Epoch {
 		return v.Epoch > o.Epoch
 	}
-	return v.Version > o.Version
+	if v.Version != o.Version {
+		return v.Version > o.Version
+	}
+	return v.Issued > o.Issued
 }
