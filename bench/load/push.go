@@ -83,11 +83,10 @@ type Round struct {
 
 // round is the change being waited for; sockets read it on every frame.
 type round struct {
-	rate      float64
-	base      time.Time      // monotonic reference for arrivals
-	arrivals  []atomic.Int64 // per socket: nanoseconds since base, plus 1; 0 = not yet
-	remaining atomic.Int64
-	done      chan struct{}
+	rate     float64
+	base     time.Time      // monotonic reference for arrivals
+	arrivals []atomic.Int64 // per socket: nanoseconds since base, plus 1; 0 = not yet
+	all      *latch         // done when every open socket has the frame
 }
 
 // Push opens one WebSocket per ticket, then makes cfg.Changes rate changes
@@ -111,12 +110,14 @@ func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, 
 
 	var current atomic.Pointer[round]
 	conns, dialFailed := t.dialAll(ctx, tickets[:cfg.Sockets], cfg.Wait)
+	open := cfg.Sockets - dialFailed
+	ready := newLatch(open)
 	var readers sync.WaitGroup
 	for i, c := range conns {
 		if c == nil {
 			continue
 		}
-		readers.Go(func() { readFrames(c, i, &current) })
+		readers.Go(func() { readFrames(c, i, &current, ready) })
 	}
 	defer func() {
 		for _, c := range conns {
@@ -127,30 +128,27 @@ func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, 
 		}
 		readers.Wait()
 	}()
-	open := cfg.Sockets - dialFailed
 	if open == 0 {
 		res.Requests = int64(cfg.Sockets)
 		res.Errors = map[Class]int64{ClassDial: int64(dialFailed)}
 		return res, fmt.Errorf("push: none of %d WebSockets could be opened", cfg.Sockets)
 	}
 
+	// A socket is subscribed once it has had a first frame; a change made
+	// before that could not reach it. Wait for that, but not forever: a
+	// server may send its first frame only on its next tick.
+	ready.wait(ctx, cfg.Wait)
+
 	for i := 1; i <= cfg.Changes && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		rate := cfg.BaseRate + i
-		r := &round{rate: float64(rate), base: time.Now(), arrivals: make([]atomic.Int64, len(conns)), done: make(chan struct{})}
-		r.remaining.Store(int64(open))
+		r := &round{rate: float64(rate), base: time.Now(), arrivals: make([]atomic.Int64, len(conns)), all: newLatch(open)}
 		current.Store(r)
 		sentAt, err := change.SetRate(ctx, rate)
 		if err != nil {
 			current.Store(nil)
 			return res, fmt.Errorf("push: change %d: %w", i, err)
 		}
-		wait := time.NewTimer(cfg.Wait)
-		select {
-		case <-r.done:
-		case <-wait.C:
-		case <-ctx.Done():
-		}
-		wait.Stop()
+		r.all.wait(ctx, cfg.Wait)
 		current.Store(nil)
 
 		rd := Round{Index: i, Rate: rate}
@@ -218,14 +216,19 @@ func (t *Target) dialAll(ctx context.Context, tickets []string, timeout time.Dur
 
 // readFrames reads socket i until it closes and marks the first frame of
 // the current round that carries the round's rate.
-func readFrames(c *websocket.Conn, i int, current *atomic.Pointer[round]) {
+func readFrames(c *websocket.Conn, i int, current *atomic.Pointer[round], ready *latch) {
 	var frame struct {
 		Rate *float64 `json:"rate"`
 	}
+	first := true
 	for {
 		_, data, err := c.ReadMessage()
 		if err != nil {
 			return
+		}
+		if first {
+			ready.done()
+			first = false
 		}
 		r := current.Load()
 		if r == nil {
@@ -236,8 +239,40 @@ func readFrames(c *websocket.Conn, i int, current *atomic.Pointer[round]) {
 		if json.Unmarshal(data, &frame) != nil || frame.Rate == nil || *frame.Rate != r.rate {
 			continue
 		}
-		if r.arrivals[i].CompareAndSwap(0, int64(at)+1) && r.remaining.Add(-1) == 0 {
-			close(r.done)
+		if r.arrivals[i].CompareAndSwap(0, int64(at)+1) {
+			r.all.done()
 		}
+	}
+}
+
+// latch is closed once n parties are done.
+type latch struct {
+	remaining atomic.Int64
+	ch        chan struct{}
+}
+
+func newLatch(n int) *latch {
+	l := &latch{ch: make(chan struct{})}
+	l.remaining.Store(int64(n))
+	if n <= 0 {
+		close(l.ch)
+	}
+	return l
+}
+
+func (l *latch) done() {
+	if l.remaining.Add(-1) == 0 {
+		close(l.ch)
+	}
+}
+
+// wait returns when every party is done, timeout has passed or ctx ended.
+func (l *latch) wait(ctx context.Context, timeout time.Duration) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-l.ch:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
