@@ -1,0 +1,49 @@
+package web
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Lang chooses the waiting room's language from an Accept-Language header:
+// "de" when German ("de", "de-AT", …) is the most acceptable language by
+// q-value, "en" otherwise (English is the default for every other language,
+// for "*" and for a missing or unreadable header). Among equal q-values the
+// first listed wins, as browsers list them in order of preference.
+func Lang(acceptLanguage string) string {
+	best, bestQ := "", 0.0
+	for _, part := range strings.Split(acceptLanguage, ",") {
+		tag, params, _ := strings.Cut(part, ";")
+		tag = strings.ToLower(strings.TrimSpace(tag))
+		if tag == "" {
+			continue
+		}
+		q, ok := quality(params)
+		if !ok || q <= bestQ {
+			continue
+		}
+		best, bestQ = tag, q
+	}
+	if primary, _, _ := strings.Cut(best, "-"); primary == "de" {
+		return "de"
+	}
+	return "en"
+}
+
+// quality reads the q parameter of one Accept-Language entry; an entry
+// without one has q=1, one with a malformed q is ignored.
+func quality(params string) (float64, bool) {
+	q := 1.0
+	for _, p := range strings.Split(params, ";") {
+		k, v, found := strings.Cut(strings.TrimSpace(p), "=")
+		if !found || strings.ToLower(strings.TrimSpace(k)) != "q" {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f < 0 || f > 1 {
+			return 0, false
+		}
+		q = f
+	}
+	return q, true
+}
