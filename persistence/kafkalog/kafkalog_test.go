@@ -1,0 +1,346 @@
+package kafkalog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/logtest"
+)
+
+// These tests run against a real Apache Kafka broker named by
+// AQ_KAFKA_BROKERS (deploy/local/kafka.sh start, then
+// AQ_KAFKA_BROKERS=127.0.0.1:9092). Each run uses topics of its own, deleted
+// at the end, so runs do not see each other.
+
+// runID makes this run's topic names unique.
+var runID = time.Now().UTC().Format("20060102-150405.000000000")
+
+func brokers(tb testing.TB) []string {
+	tb.Helper()
+	s := os.Getenv("AQ_KAFKA_BROKERS")
+	if s == "" {
+		tb.Skip("AQ_KAFKA_BROKERS is not set: these tests need a real Kafka broker (deploy/local/kafka.sh start; AQ_KAFKA_BROKERS=127.0.0.1:9092)")
+	}
+	return strings.Split(s, ",")
+}
+
+// testConfig names topics unique to this run and test, and deletes them when
+// the test ends.
+func testConfig(tb testing.TB, partitions int) Config {
+	tb.Helper()
+	name := strings.NewReplacer("/", ".", " ", "_").Replace(tb.Name())
+	prefix := fmt.Sprintf("aq-test.%s.%s", runID, name)
+	cfg := Config{
+		Brokers:        brokers(tb),
+		EventsTopic:    prefix + ".events",
+		SnapshotsTopic: prefix + ".snapshots",
+		Partitions:     partitions,
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second}
+		if _, err := c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{cfg.EventsTopic, cfg.SnapshotsTopic}}); err != nil {
+			tb.Logf("delete test topics: %v", err)
+		}
+	})
+	return cfg
+}
+
+func open(tb testing.TB, cfg Config) *Log {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l, err := Open(ctx, cfg)
+	if err != nil {
+		tb.Fatalf("open: %v", err)
+	}
+	return l
+}
+
+func TestConformance(t *testing.T) {
+	cfg := testConfig(t, 4)
+	logtest.Run(t,
+		func(t *testing.T) persistence.Log { return open(t, cfg) },
+		func(t *testing.T, l persistence.Log) persistence.Log {
+			if err := l.Close(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			return open(t, cfg)
+		})
+}
+
+// One partition: every stream shares it, so Replay must filter by key.
+func TestConformanceOnePartition(t *testing.T) {
+	cfg := testConfig(t, 1)
+	logtest.Run(t, func(t *testing.T) persistence.Log { return open(t, cfg) }, nil)
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		limit   time.Duration
+	}{
+		{"short", 2 * time.Second, 4 * time.Second},
+		{"default", 0, 13 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			l, err := Open(context.Background(), Config{Brokers: []string{addr}, OpenTimeout: tc.timeout})
+			took := time.Since(start)
+			if err == nil {
+				l.Close()
+				t.Fatal("open succeeded with no broker")
+			}
+			if !errors.Is(err, persistence.ErrUnavailable) {
+				t.Fatalf("got %v, want an error wrapping ErrUnavailable", err)
+			}
+			if took > tc.limit {
+				t.Fatalf("open took %v, want at most %v", took, tc.limit)
+			}
+			t.Logf("after %v: %v", took.Round(time.Millisecond), err)
+		})
+	}
+}
+
+func TestOffsetsArePartitionOffsets(t *testing.T) {
+	cfg := testConfig(t, 4)
+	l := open(t, cfg)
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream := "room-offsets"
+	offs, err := l.Append(ctx, stream, []byte("one"), []byte("two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.writerFor(l.events, stream).partition
+	conn, err := kafka.DialLeader(ctx, "tcp", cfg.Brokers[0], cfg.EventsTopic, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Seek(offs[1], kafka.SeekAbsolute); err != nil {
+		t.Fatal(err)
+	}
+	m, err := conn.ReadMessage(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Offset != offs[1] || string(m.Key) != stream || string(m.Value) != "two" {
+		t.Fatalf("partition %d offset %d holds %q=%q at %d, want %q=two", p, offs[1], m.Key, m.Value, m.Offset, stream)
+	}
+}
+
+func TestExistingTopicKeepsItsPartitions(t *testing.T) {
+	cfg := testConfig(t, 3)
+	l := open(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 20; i++ {
+		if _, err := l.Append(ctx, fmt.Sprintf("room-%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	cfg.Partitions = 16
+	l = open(t, cfg)
+	defer l.Close()
+	if got := len(l.events); got != 3 {
+		t.Fatalf("events partitions: got %d, want 3 (the topic's own count)", got)
+	}
+	for i := 0; i < 20; i++ {
+		n := 0
+		if _, err := l.Replay(ctx, fmt.Sprintf("room-%d", i), -1, func(persistence.Record) error { n++; return nil }); err != nil || n != 1 {
+			t.Fatalf("room-%d: got %d records, err %v, want 1", i, n, err)
+		}
+	}
+}
+
+func TestReplayReturnsCallbackError(t *testing.T) {
+	l := open(t, testConfig(t, 1))
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	offs, err := l.Append(ctx, "room-cb", []byte("a"), []byte("b"), []byte("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop here")
+	n := 0
+	last, err := l.Replay(ctx, "room-cb", -1, func(persistence.Record) error {
+		if n++; n == 2 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop {
+		t.Fatalf("got %v, want the callback's error as it is", err)
+	}
+	if last != offs[0] {
+		t.Fatalf("last delivered: got %d, want %d", last, offs[0])
+	}
+	// The connection goes back to the pool or is dropped; either way the
+	// next replay works.
+	got := 0
+	if _, err := l.Replay(ctx, "room-cb", -1, func(persistence.Record) error { got++; return nil }); err != nil || got != 3 {
+		t.Fatalf("replay after a callback error: %d records, err %v", got, err)
+	}
+}
+
+func TestContextAndClose(t *testing.T) {
+	l := open(t, testConfig(t, 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := l.Append(ctx, "room", []byte("x")); !errors.Is(err, persistence.ErrUnavailable) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("append with a canceled context: got %v, want ErrUnavailable and Canceled", err)
+	}
+	if _, err := l.Replay(ctx, "room", -1, func(persistence.Record) error { return nil }); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Fatalf("replay with a canceled context: got %v, want ErrUnavailable", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bg, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	if _, err := l.Append(bg, "room", []byte("x")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("append after close: got %v, want ErrClosed", err)
+	}
+	if _, _, err := l.LoadSnapshot(bg, "room"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("load snapshot after close: got %v, want ErrClosed", err)
+	}
+}
+
+// Many concurrent appends to a few streams: offsets are unique, and each
+// stream's replay returns exactly its acknowledged records at their offsets.
+func TestConcurrentAppendsShareRequests(t *testing.T) {
+	l := open(t, testConfig(t, 2))
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const writers, each, streams = 64, 50, 5
+	type ack struct {
+		stream string
+		data   string
+		offset int64
+	}
+	acks := make(chan ack, writers*each)
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			s := fmt.Sprintf("room-%d", w%streams)
+			for i := 0; i < each; i++ {
+				d := fmt.Sprintf("w%d-%d", w, i)
+				offs, err := l.Append(ctx, s, []byte(d))
+				if err != nil {
+					errs <- err
+					return
+				}
+				acks <- ack{s, d, offs[0]}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	close(acks)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	want := map[string]map[int64]string{}
+	for a := range acks {
+		if want[a.stream] == nil {
+			want[a.stream] = map[int64]string{}
+		}
+		if prev, dup := want[a.stream][a.offset]; dup {
+			t.Fatalf("offset %d of %s given to %q and %q", a.offset, a.stream, prev, a.data)
+		}
+		want[a.stream][a.offset] = a.data
+	}
+	for s, byOffset := range want {
+		got := 0
+		if _, err := l.Replay(ctx, s, -1, func(r persistence.Record) error {
+			if byOffset[r.Offset] != string(r.Data) {
+				return fmt.Errorf("%s offset %d: got %q, want %q", s, r.Offset, r.Data, byOffset[r.Offset])
+			}
+			got++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got != len(byOffset) {
+			t.Fatalf("%s: replayed %d, acknowledged %d", s, got, len(byOffset))
+		}
+	}
+}
+
+// LoadSnapshot finds an old snapshot behind many newer ones of other streams
+// in its partition (several backward windows), and the latest of its own.
+func TestSnapshotBehindOthers(t *testing.T) {
+	l := open(t, testConfig(t, 1))
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i, d := range []string{"old", "new"} {
+		if err := l.SaveSnapshot(ctx, "room-target", persistence.Snapshot{Offset: int64(100 + i), Data: []byte(d)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 1000; i++ {
+				if err := l.SaveSnapshot(ctx, fmt.Sprintf("room-%d-%d", w, i%50), persistence.Snapshot{Offset: int64(i), Data: bytes.Repeat([]byte{'s'}, 40)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s, ok, err := l.LoadSnapshot(ctx, "room-target")
+	if err != nil || !ok || s.Offset != 101 || string(s.Data) != "new" {
+		t.Fatalf("got %+v ok %v err %v, want offset 101 data new", s, ok, err)
+	}
+	t.Logf("found behind 8,000 newer snapshots in %v", time.Since(start))
+	if _, ok, err := l.LoadSnapshot(ctx, "room-none"); err != nil || ok {
+		t.Fatalf("stream without snapshot: ok %v err %v", ok, err)
+	}
+	if ok, err := snapshotOK(ctx, l, "room-3-7"); err != nil || !ok {
+		t.Fatalf("recent snapshot: ok %v err %v", ok, err)
+	}
+}
+
+func snapshotOK(ctx context.Context, l *Log, stream string) (bool, error) {
+	_, ok, err := l.LoadSnapshot(ctx, stream)
+	return ok, err
+}
