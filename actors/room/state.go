@@ -230,7 +230,13 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	armed := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
 	e := s.event(TypeCreated, now, actor)
 	e.Created = &Created{Config: cfg, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
-	e.Line = &Line{Base: 0, T0: now, Rate: lineRate(&cfg, armed)}
+	// A new room starts with its burst free: the first visitors of a quiet
+	// room are admitted at once (invariant 4). Before an opening nobody is.
+	base := cfg.Burst()
+	if armed {
+		base = 0
+	}
+	e.Line = &Line{Base: base, T0: now, Rate: lineRate(&cfg, armed)}
 	return []Event{e}, nil
 }
 

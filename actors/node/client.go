@@ -1,0 +1,206 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/actors/wire"
+)
+
+// Client calls grains on behalf of front nodes. Every call is bounded by
+// its context's deadline (or the default call timeout) and retried with
+// back-off while the room's member is unreachable or being replaced.
+type Client struct {
+	cluster *cluster.Cluster
+	timeout time.Duration
+	log     *slog.Logger
+	views   *Views
+}
+
+// ErrUnavailable is returned when no member answered in time.
+var ErrUnavailable = &Error{Code: CodeUnavailable, Message: "The waiting room service is busy or restarting; try again shortly."}
+
+func (c *Client) call(ctx context.Context, identity, kind, op string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode %s request: %w", op, err)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(c.timeout)
+	}
+	msg := &wire.Request{Op: op, Body: body}
+	backoff := 20 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return ErrUnavailable
+		}
+		// Each attempt gets a slice of the remaining time, so a member that
+		// died mid-call does not eat the whole budget (see DEPENDENCIES.md:
+		// activation on a dead member can hang for seconds).
+		per := left
+		if per > 3*time.Second {
+			per = 3 * time.Second
+		}
+		res, err := c.cluster.Request(identity, kind, msg, cluster.WithTimeout(per), cluster.WithRetryCount(1))
+		if err == nil {
+			r, ok := res.(*wire.Response)
+			if !ok {
+				return fmt.Errorf("%s: unexpected answer %T", op, res)
+			}
+			if r.Code == "" {
+				if out != nil {
+					return json.Unmarshal(r.Body, out)
+				}
+				return nil
+			}
+			e := &Error{Code: r.Code, Message: r.Message}
+			if f, m, ok := strings.Cut(r.Message, "\x00"); ok {
+				e.Field, e.Message = f, m
+			}
+			if e.Code != CodeUnavailable {
+				return e
+			}
+			err = e
+		}
+		if ctx.Err() != nil {
+			return ErrUnavailable
+		}
+		if attempt == 0 || attempt%10 == 0 {
+			c.log.Debug("grain call retry", "op", op, "identity", identity, "error", err)
+		}
+		sleep := backoff
+		if rem := time.Until(deadline); sleep > rem {
+			sleep = rem
+		}
+		select {
+		case <-time.After(sleep):
+		case <-ctx.Done():
+			return ErrUnavailable
+		}
+		if backoff < 500*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// Join draws the next number of room id.
+func (c *Client) Join(ctx context.Context, id string) (*JoinResult, error) {
+	var r JoinResult
+	if err := c.call(ctx, id, KindRoom, opJoin, struct{}{}, &r); err != nil {
+		return nil, err
+	}
+	c.views.offer(&r.View)
+	return &r, nil
+}
+
+// Token asks for number n's admission token.
+func (c *Client) Token(ctx context.Context, id string, n uint64) (*TokenResult, error) {
+	var r TokenResult
+	return &r, c.call(ctx, id, KindRoom, opToken, TokenRequest{Number: n}, &r)
+}
+
+// Redeem redeems a bypass code.
+func (c *Client) Redeem(ctx context.Context, id, code string) (*TokenResult, error) {
+	var r TokenResult
+	return &r, c.call(ctx, id, KindRoom, opRedeem, RedeemRequest{Code: code}, &r)
+}
+
+// Create claims the slug and creates the room.
+func (c *Client) Create(ctx context.Context, cfg room.Config, actor string) (*CreateResult, error) {
+	cfg.Normalize()
+	if err := cfg.Validate(); err != nil {
+		return nil, errorOf(err)
+	}
+	id := NewRoomID()
+	if err := c.call(ctx, DirectoryID, KindDirectory, opClaim, DirectoryEntry{Slug: cfg.Slug, ID: id}, nil); err != nil {
+		return nil, err
+	}
+	var r CreateResult
+	if err := c.call(ctx, id, KindRoom, opCreate, CreateRequest{Config: cfg, Actor: actor}, &r); err != nil {
+		// Give the slug back; the room never existed.
+		_ = c.call(context.Background(), DirectoryID, KindDirectory, opRelease, DirectoryEntry{Slug: cfg.Slug, ID: id}, nil)
+		return nil, err
+	}
+	c.views.offer(&r.View)
+	return &r, nil
+}
+
+// Admin performs an administrative operation on room id.
+func (c *Client) Admin(ctx context.Context, id, op string, req AdminRequest, out any) error {
+	switch op {
+	case opGet, opConfigure, opDelete, opRotate, opKeyAdd, opKeyList, opKeyRemove,
+		opCodeAdd, opCodeList, opCodeChange, opCodeRemove, opAudit, opAuthKey:
+	default:
+		return fmt.Errorf("unknown admin operation %q", op)
+	}
+	err := c.call(ctx, id, KindRoom, op, req, out)
+	if err == nil && op == opDelete {
+		if v, ok := out.(*room.View); ok {
+			c.views.offer(v)
+			_ = c.call(ctx, DirectoryID, KindDirectory, opRelease, DirectoryEntry{Slug: v.Config.Slug, ID: id}, nil)
+		}
+	}
+	if err == nil {
+		if v, ok := out.(*room.View); ok {
+			c.views.offer(v)
+		}
+	}
+	return err
+}
+
+// Admin operation names for the transport.
+const (
+	OpGet        = opGet
+	OpConfigure  = opConfigure
+	OpDelete     = opDelete
+	OpRotate     = opRotate
+	OpKeyAdd     = opKeyAdd
+	OpKeyList    = opKeyList
+	OpKeyRemove  = opKeyRemove
+	OpCodeAdd    = opCodeAdd
+	OpCodeList   = opCodeList
+	OpCodeChange = opCodeChange
+	OpCodeRemove = opCodeRemove
+	OpAudit      = opAudit
+	OpAuthKey    = opAuthKey
+)
+
+// List returns every room's directory entry.
+func (c *Client) List(ctx context.Context) ([]DirectoryEntry, error) {
+	var out []DirectoryEntry
+	return out, c.call(ctx, DirectoryID, KindDirectory, opList, DirectoryEntry{}, &out)
+}
+
+// Resolve returns the room id of slug.
+func (c *Client) Resolve(ctx context.Context, slug string) (string, error) {
+	var e DirectoryEntry
+	if err := c.call(ctx, DirectoryID, KindDirectory, opResolve, DirectoryEntry{Slug: slug}, &e); err != nil {
+		return "", err
+	}
+	return e.ID, nil
+}
+
+// sync subscribes to room id's pushes and returns its current view.
+func (c *Client) sync(ctx context.Context, id string, req SyncRequest) (*room.View, error) {
+	var v room.View
+	if err := c.call(ctx, id, KindRoom, opSync, req, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// IsCode reports whether err is a grain error with the given code.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}

@@ -1,0 +1,224 @@
+// Package node runs this process's part of the protoactor-go cluster: the
+// room and directory grains on members (role actor), the view cache and
+// grain client on front nodes (role front), or both.
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
+	"github.com/asynkron/protoactor-go/remote"
+	echo3 "github.com/labstack/echo"
+)
+
+// Config describes this node's place in the cluster.
+type Config struct {
+	// Name is the cluster's name; members of one cluster share it.
+	Name string
+	// Member hosts grains (role actor); otherwise the node is a client that
+	// only calls them (role front).
+	Member bool
+	// Host and Port are where the remote (gRPC) endpoint listens; port 0
+	// picks a free one. AdvertisedHost is what other members dial.
+	Host           string
+	Port           int
+	AdvertisedHost string
+	// HealthAddr is where a member answers the cluster provider's health
+	// checks (host:port, bound on that host only).
+	HealthAddr string
+	// Peers are the health addresses of all members, this one included.
+	// Empty means a cluster of this node alone.
+	Peers []string
+	// TTL is how often membership is refreshed; keep it below the call
+	// timeout (a dead member stays in the list for up to one TTL).
+	TTL time.Duration
+	// CallTimeout bounds one grain call, retries included.
+	CallTimeout time.Duration
+	Deps        Deps
+	// ActorLogger receives protoactor's own logs.
+	ActorLogger *slog.Logger
+}
+
+// Node is a running cluster member or client.
+type Node struct {
+	cfg     Config
+	system  *actor.ActorSystem
+	cluster *cluster.Cluster
+	health  net.Listener
+	Views   *Views
+	Client  *Client
+}
+
+// Start joins (or forms) the cluster.
+func Start(cfg Config) (*Node, error) {
+	if cfg.Name == "" {
+		cfg.Name = "aditus-queue"
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = time.Second
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 10 * time.Second
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.AdvertisedHost == "" {
+		cfg.AdvertisedHost = cfg.Host
+	}
+	if cfg.Deps.WriteTimeout == 0 {
+		cfg.Deps.WriteTimeout = 5 * time.Second
+	}
+	if cfg.Deps.Now == nil {
+		cfg.Deps.Now = time.Now
+	}
+	if cfg.Deps.Logger == nil {
+		cfg.Deps.Logger = slog.Default()
+	}
+	actorLog := cfg.ActorLogger
+	if actorLog == nil {
+		actorLog = slog.New(slog.NewTextHandler(discard{}, nil))
+	}
+	n := &Node{cfg: cfg}
+	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
+
+	// The remote endpoint: bind first so we know the port to advertise.
+	port := cfg.Port
+	if port == 0 {
+		p, err := freePort(cfg.Host)
+		if err != nil {
+			return nil, err
+		}
+		port = p
+	}
+	remoteCfg := remote.Configure(cfg.Host, port, remote.WithAdvertisedHost(net.JoinHostPort(cfg.AdvertisedHost, strconv.Itoa(port))))
+
+	// The automanaged provider's health endpoint, on a listener we bound
+	// ourselves so it never listens on every interface.
+	e := echo3.New()
+	e.HideBanner, e.HidePort = true, true
+	peers := cfg.Peers
+	healthPort := 0
+	if cfg.Member {
+		addr := cfg.HealthAddr
+		if addr == "" {
+			addr = net.JoinHostPort(cfg.Host, "0")
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("cluster health listener on %s: %w", addr, err)
+		}
+		n.health = ln
+		e.Listener = ln
+		healthPort = ln.Addr().(*net.TCPAddr).Port
+		if len(peers) == 0 {
+			peers = []string{ln.Addr().String()}
+		}
+	}
+	if len(peers) == 0 {
+		return nil, fmt.Errorf("a front node needs the members' cluster addresses (--peers)")
+	}
+	provider := automanaged.NewWithTesting(cfg.TTL, healthPort, e, peers...)
+
+	var kinds []*cluster.Kind
+	if cfg.Member {
+		d := &n.cfg.Deps
+		kinds = append(kinds,
+			cluster.NewKind(KindRoom, actor.PropsFromProducer(func() actor.Actor { return newRoomGrain(d) })),
+			cluster.NewKind(KindDirectory, actor.PropsFromProducer(func() actor.Actor { return newDirectoryGrain(d) })),
+		)
+	}
+	ccfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,
+		cluster.WithKinds(kinds...), cluster.WithRequestTimeout(cfg.CallTimeout))
+	n.cluster = cluster.New(n.system, ccfg)
+
+	kindNames := []string{}
+	for _, k := range kinds {
+		kindNames = append(kindNames, k.Kind)
+	}
+	e.GET("/_health", func(c echo3.Context) error {
+		host, p, err := n.system.GetHostPort()
+		if err != nil {
+			return c.NoContent(http.StatusServiceUnavailable)
+		}
+		return c.JSON(http.StatusOK, automanaged.NewNode(cfg.Name, n.system.ID, host, p, healthPort, kindNames))
+	})
+
+	if cfg.Member {
+		n.cluster.StartMember()
+	} else {
+		n.cluster.StartClient()
+	}
+	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger}
+	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
+	n.Client.views = n.Views
+	return n, nil
+}
+
+// Stop leaves the cluster: grains write their final checkpoints first.
+func (n *Node) Stop(ctx context.Context) {
+	n.Views.stop()
+	done := make(chan struct{})
+	go func() {
+		n.cluster.Shutdown(true)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	if n.health != nil {
+		_ = n.health.Close()
+	}
+}
+
+// Kill drops the node without a graceful hand-over (tests of fail-over).
+func (n *Node) Kill() {
+	n.Views.stop()
+	n.cluster.Shutdown(false)
+	if n.health != nil {
+		_ = n.health.Close()
+	}
+}
+
+// Address is the node's remote address (host:port).
+func (n *Node) Address() string { return n.system.Address() }
+
+// HealthAddr is the member's cluster health address, "" for a client.
+func (n *Node) HealthAddr() string {
+	if n.health == nil {
+		return ""
+	}
+	return n.health.Addr().String()
+}
+
+// Members returns the addresses of the members this node currently sees.
+func (n *Node) Members() []string {
+	var out []string
+	for _, m := range n.cluster.MemberList.Members().Members() {
+		out = append(out, m.Address())
+	}
+	return out
+}
+
+func freePort(host string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port on %s: %w", host, err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,172 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+)
+
+// testSealer binds plaintext to its associated data without encryption:
+// the grain tests check wiring, the seal package tests the cipher.
+type testSealer struct{}
+
+func (testSealer) Seal(p, ad []byte) []byte { return append(append(append([]byte{}, ad...), 0), p...) }
+func (testSealer) Open(s, ad []byte) ([]byte, error) {
+	prefix := append(append([]byte{}, ad...), 0)
+	if !bytes.HasPrefix(s, prefix) {
+		return nil, errors.New("wrong associated data")
+	}
+	return s[len(prefix):], nil
+}
+
+func hash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
+
+func startNode(t *testing.T, l persistence.Log) *Node {
+	t.Helper()
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: testSealer{}, Hash: hash,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRoomLifecycleOnOneMember(t *testing.T) {
+	l := memlog.New()
+	n := startNode(t, l)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	cfg := room.Config{Slug: "spring-sale", Name: "Spring sale", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}
+	cr, err := n.Client.Create(ctx, cfg, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.Secret == "" || !cr.View.Exists {
+		t.Fatalf("create: %+v", cr)
+	}
+	if _, err := n.Client.Create(ctx, cfg, "admin"); !IsCode(err, CodeConflict) {
+		t.Fatalf("second create of the slug: got %v, want conflict", err)
+	}
+	id := cr.View.ID
+	r, ok, err := n.Views.BySlug(ctx, "spring-sale")
+	if err != nil || !ok || r.View.ID != id {
+		t.Fatalf("BySlug: %v %v %v", r, ok, err)
+	}
+	var last uint64
+	for i := 0; i < 200; i++ {
+		j, err := n.Client.Join(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Number <= last {
+			t.Fatalf("number %d after %d", j.Number, last)
+		}
+		last = j.Number
+		if got, ok := room.ParseTicket(r.TicketKey, id, j.Ticket); !ok || got != j.Number {
+			t.Fatalf("ticket of %d does not parse on the front: %d %v", j.Number, got, ok)
+		}
+	}
+	// The first join of a quiet room is admitted at once; its token verifies
+	// with the secret shown at creation.
+	tok, err := n.Client.Token(ctx, id, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := token.Verify([]byte(cr.Secret), "spring-sale", tok.Token, time.Now()); err != nil {
+		t.Fatalf("token does not verify with the creation secret: %v", err)
+	}
+	if _, err := n.Client.Token(ctx, id, 200); !IsCode(err, CodeTooEarly) {
+		t.Fatalf("token of number 200 at 60/min: got %v, want too early", err)
+	}
+	if _, err := n.Client.Token(ctx, id, 10_000); !IsCode(err, CodeNotIssued) {
+		t.Fatalf("token of a number never issued: got %v, want not issued", err)
+	}
+
+	// Pause through configure: joins answer paused.
+	cfg.Active = false
+	var v room.View
+	if err := n.Client.Admin(ctx, id, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Client.Join(ctx, id); !IsCode(err, CodePaused) {
+		t.Fatalf("join while paused: got %v", err)
+	}
+	cfg.Active = true
+	if err := n.Client.Admin(ctx, id, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
+		t.Fatal(err)
+	}
+	bad := cfg
+	bad.RatePerMinute = 0
+	err = n.Client.Admin(ctx, id, OpConfigure, AdminRequest{Actor: "admin", Config: &bad}, &v)
+	var ge *Error
+	if !errors.As(err, &ge) || ge.Code != CodeInvalid || ge.Field != "ratePerMinute" {
+		t.Fatalf("invalid rate: got %v", err)
+	}
+
+	// Restart on the same log: numbers continue above everything issued.
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	n.Stop(stopCtx)
+	stopCancel()
+	n2 := startNode(t, l)
+	defer n2.Stop(context.Background())
+	j, err := n2.Client.Join(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Number <= last {
+		t.Fatalf("after restart got number %d, want above %d", j.Number, last)
+	}
+	if j.Number != last+1 {
+		t.Logf("after a graceful restart number %d follows %d (gap of %d)", j.Number, last, j.Number-last-1)
+	}
+}
+
+func TestUnavailableLogAnswersUnavailable(t *testing.T) {
+	l := memlog.New()
+	n := startNode(t, l)
+	defer n.Stop(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cr, err := n.Client.Create(ctx, room.Config{Slug: "outage", Name: "Outage", RatePerMinute: 6000, Active: true}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetDown(true)
+	var seen bool
+	for i := 0; i < 200; i++ {
+		cctx, c := context.WithTimeout(ctx, time.Second)
+		_, err := n.Client.Join(cctx, cr.View.ID)
+		c()
+		if err != nil {
+			if !IsCode(err, CodeUnavailable) {
+				t.Fatalf("join during outage: got %v, want unavailable", err)
+			}
+			seen = true
+			break
+		}
+	}
+	if !seen {
+		t.Fatal("joins never failed while the log was down")
+	}
+	l.SetDown(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := n.Client.Join(ctx, cr.View.ID); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("joins did not resume after the log came back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,203 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/actors/wire"
+	"github.com/aditus-queue/aditus-queue/persistence"
+)
+
+// Grain kinds and the directory's identity.
+const (
+	KindRoom      = "room"
+	KindDirectory = "directory"
+	DirectoryID   = "directory"
+)
+
+// Operations of the room grain. Each names a JSON request and result type.
+const (
+	opCreate      = "create"
+	opGet         = "get"
+	opConfigure   = "configure"
+	opDelete      = "delete"
+	opRotate      = "rotate-secret"
+	opKeyAdd      = "key-add"
+	opKeyList     = "key-list"
+	opKeyRemove   = "key-remove"
+	opCodeAdd     = "code-add"
+	opCodeList    = "code-list"
+	opCodeChange  = "code-change"
+	opCodeRemove  = "code-remove"
+	opAudit       = "audit"
+	opJoin        = "join"
+	opToken       = "token"
+	opRedeem      = "redeem"
+	opSync        = "sync"
+	opAuthKey     = "auth-key"
+	opClaim       = "claim"
+	opRelease     = "release"
+	opResolve     = "resolve"
+	opList        = "list"
+	opHealthCheck = "health-check"
+)
+
+// Error codes carried in wire.Response.Code, translated to HTTP once, in
+// the transport's error handler.
+const (
+	CodeNotFound     = "not_found"
+	CodeConflict     = "conflict"
+	CodeInvalid      = "invalid"
+	CodePaused       = "paused"
+	CodeTooEarly     = "too_early"
+	CodeNotIssued    = "not_issued"
+	CodeUnavailable  = "unavailable"
+	CodeUnauthorized = "unauthorized"
+	CodeForbidden    = "forbidden"
+	CodeNoCode       = "no_code"
+	CodeInternal     = "internal"
+)
+
+// Error is an error answered by a grain, as a value.
+type Error struct {
+	Code    string
+	Message string
+	// Field names the invalid configuration field (Code invalid).
+	Field string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// errorOf maps a rule's error to its wire code.
+func errorOf(err error) *Error {
+	var fe *room.FieldError
+	var ne *Error
+	switch {
+	case errors.As(err, &ne):
+		return ne
+	case errors.As(err, &fe):
+		return &Error{Code: CodeInvalid, Message: fe.Error(), Field: fe.Field}
+	case errors.Is(err, room.ErrNotFound), errors.Is(err, room.ErrNoItem):
+		return &Error{Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, room.ErrExists):
+		return &Error{Code: CodeConflict, Message: err.Error()}
+	case errors.Is(err, room.ErrPaused):
+		return &Error{Code: CodePaused, Message: "The waiting room is paused."}
+	case errors.Is(err, room.ErrTooEarly):
+		return &Error{Code: CodeTooEarly, Message: "This number is not admitted yet."}
+	case errors.Is(err, room.ErrNotIssued):
+		return &Error{Code: CodeNotIssued, Message: "This number was never issued."}
+	case errors.Is(err, room.ErrNoCode):
+		return &Error{Code: CodeNoCode, Message: "No such code."}
+	case errors.Is(err, persistence.ErrUnavailable), errors.Is(err, ErrSuperseded):
+		return &Error{Code: CodeUnavailable, Message: "The event log is unavailable; try again shortly."}
+	}
+	return &Error{Code: CodeInternal, Message: "internal error"}
+}
+
+func okResponse(v any) *wire.Response {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errResponse(err)
+	}
+	return &wire.Response{Body: b}
+}
+
+func errResponse(err error) *wire.Response {
+	e := errorOf(err)
+	msg := e.Message
+	if e.Field != "" {
+		msg = e.Field + "\x00" + msg
+	}
+	return &wire.Response{Code: e.Code, Message: msg}
+}
+
+// Request and result bodies.
+
+// CreateRequest creates a room with a fresh secret.
+type CreateRequest struct {
+	Config room.Config `json:"config"`
+	Actor  string      `json:"actor"`
+}
+
+// CreateResult carries the secret, shown this once.
+type CreateResult struct {
+	View   room.View `json:"view"`
+	Secret string    `json:"secret"`
+}
+
+// AdminRequest is the envelope of every administrative call: who asks, and
+// for a qak_ key the hash the grain checks.
+type AdminRequest struct {
+	Actor   string       `json:"actor"`
+	KeyHash []byte       `json:"keyHash,omitempty"`
+	Config  *room.Config `json:"config,omitempty"`
+	Name    string       `json:"name,omitempty"`
+	ID      string       `json:"id,omitempty"`
+	Label   string       `json:"label,omitempty"`
+	Limit   *int         `json:"usageLimit,omitempty"`
+	Expires *time.Time   `json:"expiresAt,omitempty"`
+	Disable bool         `json:"disabled,omitempty"`
+}
+
+// KeyInfo describes an API key; Key is set only when it is created.
+type KeyInfo struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Key       string    `json:"key,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// CodeInfo describes a bypass code; Code is set only when it is created.
+type CodeInfo struct {
+	ID         string     `json:"id"`
+	Code       string     `json:"code,omitempty"`
+	Label      string     `json:"label"`
+	UsageLimit *int       `json:"usageLimit"`
+	Uses       int        `json:"uses"`
+	ExpiresAt  *time.Time `json:"expiresAt"`
+	Disabled   bool       `json:"disabled"`
+	CreatedAt  time.Time  `json:"createdAt"`
+}
+
+// JoinResult is a fresh number with its ticket and status.
+type JoinResult struct {
+	Number uint64    `json:"number"`
+	Ticket string    `json:"ticket"`
+	View   room.View `json:"view"`
+}
+
+// TokenRequest asks for the admission token of number.
+type TokenRequest struct {
+	Number uint64 `json:"number"`
+}
+
+// TokenResult is a minted admission token.
+type TokenResult struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	Number    uint64    `json:"number"`
+	TargetURL string    `json:"targetUrl"`
+}
+
+// RedeemRequest redeems a bypass code.
+type RedeemRequest struct {
+	Code string `json:"code"`
+}
+
+// SyncRequest subscribes a front node's view cache to the room and carries
+// its aggregated presence reports.
+type SyncRequest struct {
+	Address string `json:"address"`
+	ID      string `json:"id"`
+	// Seen lists numbers reported present since the last sync.
+	Seen []uint64 `json:"seen,omitempty"`
+}
+
+// DirectoryEntry maps a slug to its room.
+type DirectoryEntry struct {
+	Slug string `json:"slug"`
+	ID   string `json:"id"`
+}

@@ -1,0 +1,254 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/actors/wire"
+)
+
+// Room is what a front node holds of one room: the latest view and its
+// opened keys. A Room value is immutable; updates replace it.
+type Room struct {
+	View      *room.View
+	Secret    []byte
+	TicketKey []byte
+}
+
+// Views is a front node's cache of room views, kept fresh by pushes from
+// the grains and by a sync every second for each room in use, so status,
+// info and WebSocket answers need no cluster round trip.
+type Views struct {
+	client *Client
+	sealer Sealer
+	log    *slog.Logger
+	pid    *actor.PID
+	system *actor.ActorSystem
+
+	mu sync.RWMutex
+	// mu guards rooms, slugs, misses, used and listeners.
+	rooms     map[string]*Room
+	slugs     map[string]string
+	misses    map[string]time.Time
+	used      map[string]time.Time
+	seen      map[string]map[uint64]struct{}
+	listeners []func(id string, r *Room)
+
+	stopOnce sync.Once
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+const (
+	syncInterval = time.Second
+	// idleAfter stops syncing a room nobody asked about for this long.
+	idleAfter   = 10 * time.Minute
+	missTTL     = 2 * time.Second
+	lookupLimit = 5 * time.Second
+)
+
+func newViews(sys *actor.ActorSystem, c *Client, s Sealer, log *slog.Logger) *Views {
+	v := &Views{client: c, sealer: s, log: log, system: sys,
+		rooms: map[string]*Room{}, slugs: map[string]string{}, misses: map[string]time.Time{},
+		used: map[string]time.Time{}, seen: map[string]map[uint64]struct{}{}, done: make(chan struct{})}
+	v.pid = sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if p, ok := ctx.Message().(*wire.Push); ok {
+			var rv room.View
+			if err := json.Unmarshal(p.View, &rv); err == nil {
+				v.offer(&rv)
+			}
+		}
+	}))
+	v.wg.Add(1)
+	go v.syncLoop()
+	return v
+}
+
+// OnChange registers fn to be called after every accepted view update. fn
+// runs on the updating goroutine and must not block.
+func (v *Views) OnChange(fn func(id string, r *Room)) {
+	v.mu.Lock()
+	v.listeners = append(v.listeners, fn)
+	v.mu.Unlock()
+}
+
+// offer installs rv if it is newer than the cached view.
+func (v *Views) offer(rv *room.View) {
+	if rv == nil || rv.ID == "" {
+		return
+	}
+	v.mu.Lock()
+	old := v.rooms[rv.ID]
+	if old != nil && !rv.Newer(old.View) {
+		v.mu.Unlock()
+		return
+	}
+	r := &Room{View: rv}
+	if old != nil && string(old.View.SecretSealed) == string(rv.SecretSealed) && string(old.View.TicketKeySealed) == string(rv.TicketKeySealed) {
+		r.Secret, r.TicketKey = old.Secret, old.TicketKey
+	} else if rv.Exists {
+		var err error
+		if r.Secret, err = v.sealer.Open(rv.SecretSealed, []byte("room:"+rv.ID+":secret")); err != nil {
+			v.log.Error("cannot open room secret (master key differs between nodes?)", "room", rv.ID, "error", err)
+		}
+		if r.TicketKey, err = v.sealer.Open(rv.TicketKeySealed, []byte("room:"+rv.ID+":ticket")); err != nil {
+			v.log.Error("cannot open ticket key", "room", rv.ID, "error", err)
+		}
+	}
+	v.rooms[rv.ID] = r
+	if rv.Exists && !rv.Deleted {
+		v.slugs[rv.Config.Slug] = rv.ID
+	} else if rv.Deleted && v.slugs[rv.Config.Slug] == rv.ID {
+		delete(v.slugs, rv.Config.Slug)
+	}
+	ls := v.listeners
+	v.mu.Unlock()
+	for _, fn := range ls {
+		fn(rv.ID, r)
+	}
+}
+
+// BySlug returns the room named slug, fetching it from the cluster on a
+// miss. ok is false for an unknown (or deleted) room; err is set when the
+// cluster could not be asked.
+func (v *Views) BySlug(ctx context.Context, slug string) (*Room, bool, error) {
+	now := time.Now()
+	v.mu.RLock()
+	id, known := v.slugs[slug]
+	r := v.rooms[id]
+	missed, wasMissed := v.misses[slug]
+	v.mu.RUnlock()
+	if known && r != nil {
+		v.touch(id, now)
+		return r, r.View.Exists && !r.View.Deleted, nil
+	}
+	if wasMissed && now.Sub(missed) < missTTL {
+		return nil, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupLimit)
+	defer cancel()
+	id, err := v.client.Resolve(ctx, slug)
+	if IsCode(err, CodeNotFound) {
+		v.mu.Lock()
+		v.misses[slug] = now
+		if len(v.misses) > 10000 {
+			v.misses = map[string]time.Time{}
+		}
+		v.mu.Unlock()
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	r, err = v.ByID(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	return r, r.View.Exists && !r.View.Deleted, nil
+}
+
+// ByID returns room id's cached view, syncing it first on a miss.
+func (v *Views) ByID(ctx context.Context, id string) (*Room, error) {
+	now := time.Now()
+	v.mu.RLock()
+	r := v.rooms[id]
+	v.mu.RUnlock()
+	if r != nil {
+		v.touch(id, now)
+		return r, nil
+	}
+	rv, err := v.client.sync(ctx, id, v.syncRequest(id))
+	if err != nil {
+		return nil, err
+	}
+	v.offer(rv)
+	v.touch(id, now)
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.rooms[id], nil
+}
+
+// Seen records that number n of room id is present (heartbeat, socket);
+// reports are forwarded to the grain in the next sync, one message a
+// second per room.
+func (v *Views) Seen(id string, n uint64) {
+	v.mu.Lock()
+	s := v.seen[id]
+	if s == nil {
+		s = map[uint64]struct{}{}
+		v.seen[id] = s
+	}
+	if len(s) < 1_000_000 {
+		s[n] = struct{}{}
+	}
+	v.mu.Unlock()
+}
+
+func (v *Views) touch(id string, now time.Time) {
+	v.mu.RLock()
+	last := v.used[id]
+	v.mu.RUnlock()
+	if now.Sub(last) < time.Second {
+		return
+	}
+	v.mu.Lock()
+	v.used[id] = now
+	v.mu.Unlock()
+}
+
+func (v *Views) syncRequest(id string) SyncRequest {
+	return SyncRequest{Address: v.pid.Address, ID: v.pid.Id}
+}
+
+func (v *Views) syncLoop() {
+	defer v.wg.Done()
+	t := time.NewTicker(syncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-v.done:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		v.mu.Lock()
+		var ids []string
+		for id, at := range v.used {
+			if now.Sub(at) > idleAfter {
+				delete(v.used, id)
+				delete(v.rooms, id)
+				continue
+			}
+			ids = append(ids, id)
+		}
+		seen := v.seen
+		v.seen = map[string]map[uint64]struct{}{}
+		v.mu.Unlock()
+		for _, id := range ids {
+			req := v.syncRequest(id)
+			for n := range seen[id] {
+				req.Seen = append(req.Seen, n)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			rv, err := v.client.sync(ctx, id, req)
+			cancel()
+			if err != nil {
+				continue
+			}
+			v.offer(rv)
+		}
+	}
+}
+
+func (v *Views) stop() {
+	v.stopOnce.Do(func() {
+		close(v.done)
+		v.wg.Wait()
+	})
+}

@@ -1,0 +1,12 @@
+package memlog
+
+import (
+	"testing"
+
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/logtest"
+)
+
+func TestConformance(t *testing.T) {
+	logtest.Run(t, func(t *testing.T) persistence.Log { return New() }, nil)
+}

@@ -1,0 +1,379 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/room"
+)
+
+// principal is who makes an admin call: the operator (admin token) or a
+// qak_ key bound to one room.
+type principal struct {
+	admin   bool
+	keyHash []byte
+	roomID  string
+}
+
+func (p principal) request() node.AdminRequest {
+	if p.admin {
+		return node.AdminRequest{Actor: "admin"}
+	}
+	return node.AdminRequest{KeyHash: p.keyHash}
+}
+
+const principalKey = "aq.principal"
+
+func (s *Server) registerAdmin(e *echo.Echo) {
+	g := e.Group("/api/admin/queue", s.authenticate)
+	g.GET("/sites", s.handleSiteList)
+	g.POST("/sites", s.adminOnly(s.handleSiteCreate))
+	g.GET("/sites/:id", s.handleSiteGet)
+	g.PATCH("/sites/:id", s.handleSiteUpdate)
+	g.DELETE("/sites/:id", s.adminOnly(s.handleSiteDelete))
+	g.POST("/sites/:id/secret", s.adminOnly(s.handleSecretRotate))
+	g.POST("/sites/:id/keys", s.adminOnly(s.handleKeyCreate))
+	g.GET("/sites/:id/keys", s.adminOnly(s.handleKeyList))
+	g.DELETE("/sites/:id/keys/:keyId", s.adminOnly(s.handleKeyDelete))
+	g.POST("/sites/:id/bypass-codes", s.adminOnly(s.handleCodeCreate))
+	g.GET("/sites/:id/bypass-codes", s.adminOnly(s.handleCodeList))
+	g.PATCH("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeUpdate))
+	g.DELETE("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeDelete))
+	g.GET("/sites/:id/audit", s.adminOnly(s.handleAudit))
+	g.Any("/*", func(c echo.Context) error {
+		if p := c.Get(principalKey).(principal); !p.admin {
+			return errForbidden
+		}
+		return echo.ErrNotFound
+	})
+}
+
+// authenticate accepts the admin token or a qak_ key as a bearer token,
+// compared in constant time (the key by its hash, in the grain).
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || tok == "" {
+			return errUnauthorize
+		}
+		if len(s.admin) > 0 && subtle.ConstantTimeCompare(s.hash(tok), s.admin) == 1 {
+			c.Set(principalKey, principal{admin: true})
+			return next(c)
+		}
+		rest, ok := strings.CutPrefix(tok, "qak_")
+		if !ok {
+			return errUnauthorize
+		}
+		id, _, ok := strings.Cut(rest, "_")
+		if !ok || id == "" || !s.knownRoom(c.Request().Context(), id) {
+			return errUnauthorize
+		}
+		c.Set(principalKey, principal{keyHash: s.hash(tok), roomID: id})
+		return next(c)
+	}
+}
+
+func (s *Server) adminOnly(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if p := c.Get(principalKey).(principal); !p.admin {
+			return errForbidden
+		}
+		return h(c)
+	}
+}
+
+// knownRoom reports whether id is a room of the directory, from a list
+// cached for a few seconds, so credentials naming random ids never activate
+// grains.
+func (s *Server) knownRoom(ctx context.Context, id string) bool {
+	s.known.mu.Lock()
+	fresh := time.Since(s.known.at) < 3*time.Second
+	_, ok := s.known.ids[id]
+	s.known.mu.Unlock()
+	if ok || fresh {
+		return ok
+	}
+	list, err := s.client.List(ctx)
+	if err != nil {
+		return false
+	}
+	ids := make(map[string]struct{}, len(list))
+	for _, e := range list {
+		ids[e.ID] = struct{}{}
+	}
+	s.known.mu.Lock()
+	s.known.ids, s.known.at = ids, time.Now()
+	s.known.mu.Unlock()
+	_, ok = ids[id]
+	return ok
+}
+
+type knownRooms struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+	at  time.Time
+}
+
+// site is a room as the admin API shows it.
+type site struct {
+	ID string `json:"id"`
+	room.Config
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+func siteOf(v *room.View) site {
+	cfg := v.Config
+	if cfg.OpensAt != nil {
+		t := cfg.OpensAt.UTC()
+		cfg.OpensAt = &t
+	}
+	return site{ID: v.ID, Config: cfg, CreatedAt: time.Unix(0, v.CreatedAt).UTC(), UpdatedAt: time.Unix(0, v.UpdatedAt).UTC()}
+}
+
+// siteID checks the :id of the path against the principal.
+func (s *Server) siteID(c echo.Context) (string, principal, error) {
+	id := c.Param("id")
+	p := c.Get(principalKey).(principal)
+	if !p.admin && id != p.roomID {
+		return "", p, errForbidden
+	}
+	if p.admin && !s.knownRoom(c.Request().Context(), id) {
+		return "", p, errNoSite
+	}
+	return id, p, nil
+}
+
+var errNoSite = errorf(http.StatusNotFound, "not_found", "No such site.")
+
+func (s *Server) getSite(ctx context.Context, id string, p principal) (*room.View, error) {
+	var v room.View
+	if err := s.client.Admin(ctx, id, node.OpGet, p.request(), &v); err != nil {
+		return nil, err
+	}
+	if !v.Exists || v.Deleted {
+		return nil, errNoSite
+	}
+	return &v, nil
+}
+
+func (s *Server) handleSiteList(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := c.Get(principalKey).(principal)
+	sites := []site{}
+	if !p.admin {
+		v, err := s.getSite(ctx, p.roomID, p)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"sites": append(sites, siteOf(v))})
+	}
+	list, err := s.client.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		v, err := s.getSite(ctx, e.ID, p)
+		if err == errNoSite {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		sites = append(sites, siteOf(v))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"sites": sites})
+}
+
+func (s *Server) handleSiteCreate(c echo.Context) error {
+	var cfg room.Config
+	cfg.Active = true
+	if err := bind(c, &cfg); err != nil {
+		return err
+	}
+	res, err := s.client.Create(c.Request().Context(), cfg, "admin")
+	if err != nil {
+		return err
+	}
+	s.known.mu.Lock()
+	s.known.at = time.Time{}
+	s.known.mu.Unlock()
+	return c.JSON(http.StatusCreated, map[string]any{"site": siteOf(&res.View), "secret": res.Secret})
+}
+
+func (s *Server) handleSiteGet(c echo.Context) error {
+	id, p, err := s.siteID(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.getSite(c.Request().Context(), id, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, siteOf(v))
+}
+
+// handleSiteUpdate takes the whole configuration without slug; unknown
+// fields (id, timestamps) are ignored.
+func (s *Server) handleSiteUpdate(c echo.Context) error {
+	id, p, err := s.siteID(c)
+	if err != nil {
+		return err
+	}
+	var cfg room.Config
+	if err := bind(c, &cfg); err != nil {
+		return err
+	}
+	req := p.request()
+	req.Config = &cfg
+	var v room.View
+	if err := s.client.Admin(c.Request().Context(), id, node.OpConfigure, req, &v); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, siteOf(&v))
+}
+
+func (s *Server) handleSiteDelete(c echo.Context) error {
+	id, p, err := s.siteID(c)
+	if err != nil {
+		return err
+	}
+	var v room.View
+	if err := s.client.Admin(c.Request().Context(), id, node.OpDelete, p.request(), &v); err != nil {
+		return err
+	}
+	s.known.mu.Lock()
+	s.known.at = time.Time{}
+	delete(s.known.ids, id)
+	s.known.mu.Unlock()
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) handleSecretRotate(c echo.Context) error {
+	return s.adminCall(c, node.OpRotate, func(r *node.AdminRequest) error { return nil }, http.StatusOK, new(map[string]string))
+}
+
+func (s *Server) handleKeyCreate(c echo.Context) error {
+	var body struct {
+		Name string `json:"name"`
+	}
+	return s.adminCall(c, node.OpKeyAdd, func(r *node.AdminRequest) error {
+		if err := bind(c, &body); err != nil {
+			return err
+		}
+		r.Name = body.Name
+		return nil
+	}, http.StatusCreated, new(node.KeyInfo))
+}
+
+func (s *Server) handleKeyList(c echo.Context) error {
+	var keys []node.KeyInfo
+	if err := s.adminCall(c, node.OpKeyList, nil, 0, &keys); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"keys": keys})
+}
+
+func (s *Server) handleKeyDelete(c echo.Context) error {
+	if err := s.adminCall(c, node.OpKeyRemove, func(r *node.AdminRequest) error {
+		r.ID = c.Param("keyId")
+		return nil
+	}, 0, nil); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) handleCodeCreate(c echo.Context) error {
+	var body struct {
+		Label      string     `json:"label"`
+		UsageLimit *int       `json:"usageLimit"`
+		ExpiresAt  *time.Time `json:"expiresAt"`
+	}
+	return s.adminCall(c, node.OpCodeAdd, func(r *node.AdminRequest) error {
+		if err := bind(c, &body); err != nil {
+			return err
+		}
+		r.Label, r.Limit, r.Expires = body.Label, body.UsageLimit, body.ExpiresAt
+		return nil
+	}, http.StatusCreated, new(node.CodeInfo))
+}
+
+func (s *Server) handleCodeList(c echo.Context) error {
+	var codes []node.CodeInfo
+	if err := s.adminCall(c, node.OpCodeList, nil, 0, &codes); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"codes": codes})
+}
+
+func (s *Server) handleCodeUpdate(c echo.Context) error {
+	var body struct {
+		Disabled *bool `json:"disabled"`
+	}
+	return s.adminCall(c, node.OpCodeChange, func(r *node.AdminRequest) error {
+		if err := bind(c, &body); err != nil {
+			return err
+		}
+		if body.Disabled == nil {
+			return &Error{Status: http.StatusUnprocessableEntity, Code: node.CodeInvalid, Field: "disabled", Message: "disabled: true or false is required"}
+		}
+		r.ID, r.Disable = c.Param("codeId"), *body.Disabled
+		return nil
+	}, http.StatusOK, new(node.CodeInfo))
+}
+
+func (s *Server) handleCodeDelete(c echo.Context) error {
+	if err := s.adminCall(c, node.OpCodeRemove, func(r *node.AdminRequest) error {
+		r.ID = c.Param("codeId")
+		return nil
+	}, 0, nil); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) handleAudit(c echo.Context) error {
+	var entries []room.AuditEntry
+	if err := s.adminCall(c, node.OpAudit, nil, 0, &entries); err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, map[string]any{"at": time.Unix(0, e.At).UTC(), "actor": e.Actor, "action": e.Action, "detail": e.Detail})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"audit": out})
+}
+
+// adminCall runs one admin operation on the :id room; with status 0 the
+// caller writes the answer itself.
+func (s *Server) adminCall(c echo.Context, op string, fill func(*node.AdminRequest) error, status int, out any) error {
+	id, p, err := s.siteID(c)
+	if err != nil {
+		return err
+	}
+	req := p.request()
+	if fill != nil {
+		if err := fill(&req); err != nil {
+			return err
+		}
+	}
+	if _, err := s.getSite(c.Request().Context(), id, p); err != nil {
+		return err
+	}
+	if err := s.client.Admin(c.Request().Context(), id, op, req, out); err != nil {
+		return err
+	}
+	if status == 0 {
+		return nil
+	}
+	return c.JSON(status, out)
+}

@@ -1,0 +1,53 @@
+package api
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "aditus_queue_http_requests_total", Help: "HTTP requests by route and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "aditus_queue_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// middleware counts requests per route. The health check is left out, so
+// monitoring pings do not distort the traffic picture.
+func (m *httpMetrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		route := c.Path()
+		if route == "/queue/healthz" || route == "/metrics" {
+			return err
+		}
+		if route == "" {
+			route = "unmatched"
+		}
+		status := c.Response().Status
+		if err != nil {
+			c.Error(err)
+			status = c.Response().Status
+			err = nil
+		}
+		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Inc()
+		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		return err
+	}
+}

@@ -1,0 +1,115 @@
+// Package api is the HTTP front: the visitor API, the gateway, the hosted
+// page and embed.js, the admin API, health and metrics. It is stateless:
+// status and info are answered from the room views that grains push to this
+// node; joins, tokens and admin changes go to the grain.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+)
+
+// Config wires the server.
+type Config struct {
+	Node *node.Node
+	// PublicURL is the base of links handed out (no trailing slash).
+	PublicURL string
+	// AdminTokenHash is the hash (Hash) of the operator's bearer token.
+	AdminTokenHash []byte
+	Logger         *slog.Logger
+	Registry       *prometheus.Registry
+	Now            func() time.Time
+	// Hash hashes API keys the way the grain stored them.
+	Hash func(string) []byte
+	// Extra lets other parts (dashboard, ws) add routes.
+	Extra []func(e *echo.Echo)
+}
+
+// Server is the HTTP front of one node.
+type Server struct {
+	e       *echo.Echo
+	node    *node.Node
+	views   *node.Views
+	client  *node.Client
+	public  string
+	admin   []byte
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *httpMetrics
+	hash    func(string) []byte
+	known   knownRooms
+}
+
+// New builds the server and registers every route.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
+		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Server.ReadHeaderTimeout = 10 * time.Second
+	e.Server.IdleTimeout = 120 * time.Second
+	s.metrics = newHTTPMetrics(cfg.Registry)
+	e.Use(middleware.Recover())
+	e.Use(s.metrics.middleware)
+	e.Use(middleware.BodyLimit("64K"))
+	s.e = e
+	s.registerVisitor(e)
+	s.registerAdmin(e)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
+	for _, f := range cfg.Extra {
+		f(e)
+	}
+	return s
+}
+
+// Handler returns the HTTP handler (for tests and custom listeners).
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Echo exposes the router so other parts can add routes.
+func (s *Server) Echo() *echo.Echo { return s.e }
+
+// Shutdown stops accepting and waits for in-flight requests.
+func (s *Server) Shutdown(ctx context.Context) error { return s.e.Shutdown(ctx) }
+
+// bind decodes a JSON body into v: 400 for malformed JSON, 413 over 64 KiB.
+// An empty body leaves v as it is.
+func bind(c echo.Context, v any) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return he
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge)
+		}
+		return errBadJSON
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return errBadJSON
+	}
+	return nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,420 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/transport/returnurl"
+	"github.com/aditus-queue/aditus-queue/transport/web"
+)
+
+func (s *Server) registerVisitor(e *echo.Echo) {
+	e.GET("/queue/healthz", s.handleHealthz)
+	e.GET("/queue/assets/*", echo.WrapHandler(web.Assets()))
+	e.GET("/queue/:slug", s.handlePage)
+	e.POST("/queue/:slug/join", s.handleJoin)
+	e.GET("/queue/:slug/status", s.handleStatus)
+	e.POST("/queue/:slug/token", s.handleToken)
+	e.GET("/queue/:slug/info", s.handleInfo)
+	e.GET("/queue/:slug/verify", s.handleVerify)
+	e.POST("/queue/:slug/heartbeat", s.handleHeartbeat)
+	e.GET("/queue/:slug/embed.js", s.handleEmbed)
+	e.GET("/queue/:slug/enter", s.handleEnter)
+	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
+}
+
+// handleHealthz answers without touching the log or a grain.
+func (s *Server) handleHealthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// room resolves the slug of the request to its cached room and sets the
+// CORS headers for the room's domains.
+func (s *Server) room(c echo.Context) (*node.Room, error) {
+	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return nil, node.ErrUnavailable
+	}
+	if !ok {
+		return nil, errNoRoom
+	}
+	s.cors(c, r)
+	return r, nil
+}
+
+// cors allows the room's own shop domains, and nothing else.
+func (s *Server) cors(c echo.Context, r *node.Room) {
+	origin := c.Request().Header.Get("Origin")
+	h := c.Response().Header()
+	h.Add("Vary", "Origin")
+	if origin == "" {
+		return
+	}
+	if _, ok := returnurl.Check(origin+"/", r.View.Config.Domains); ok {
+		h.Set("Access-Control-Allow-Origin", origin)
+	}
+}
+
+func (s *Server) handlePreflight(c echo.Context) error {
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	if h.Get("Access-Control-Allow-Origin") != "" {
+		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Content-Type")
+		h.Set("Access-Control-Max-Age", "600")
+	}
+	_ = r
+	return c.NoContent(http.StatusNoContent)
+}
+
+// ticketAnswer is the join and status answer of CONTRACT.md.
+type ticketAnswer struct {
+	Queue                string     `json:"queue"`
+	Name                 string     `json:"name"`
+	Number               uint64     `json:"number"`
+	Serving              uint64     `json:"serving"`
+	Ahead                uint64     `json:"ahead"`
+	Admitted             bool       `json:"admitted"`
+	EstimatedWaitSeconds int        `json:"estimatedWaitSeconds"`
+	RetryAfterSeconds    int        `json:"retryAfterSeconds"`
+	Active               *bool      `json:"active,omitempty"`
+	Ticket               string     `json:"ticket,omitempty"`
+	OpensAt              *time.Time `json:"opensAt,omitempty"`
+	Position             *uint64    `json:"position,omitempty"`
+}
+
+func answerOf(v *room.View, st room.Status) ticketAnswer {
+	a := ticketAnswer{Queue: v.Config.Slug, Name: v.Config.Name, Number: st.Number, Serving: st.Serving,
+		Ahead: st.Ahead, Admitted: st.Admitted, EstimatedWaitSeconds: st.EstimatedWait, RetryAfterSeconds: st.RetryAfter}
+	if st.OpensAt != nil {
+		t := st.OpensAt.UTC()
+		a.OpensAt = &t
+	}
+	if st.Drawn {
+		p := st.Position
+		a.Position = &p
+	}
+	return a
+}
+
+type joinBody struct {
+	Pow *powSolution `json:"pow"`
+}
+
+type powSolution struct {
+	Challenge string `json:"challenge"`
+	Nonce     string `json:"nonce"`
+}
+
+func (s *Server) handleJoin(c echo.Context) error {
+	var body joinBody
+	if err := bind(c, &body); err != nil {
+		return err
+	}
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	if r.View.Paused() {
+		return errPaused
+	}
+	if err := s.checkPow(c, r, body.Pow); err != nil {
+		return err
+	}
+	res, err := s.client.Join(c.Request().Context(), r.View.ID)
+	if err != nil {
+		return err
+	}
+	v := &res.View
+	a := answerOf(v, v.StatusOf(res.Number, s.now().UnixNano()))
+	a.Ticket = res.Ticket
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, a)
+}
+
+// number reads the visitor's number from a ticket (or, for read-only
+// status and where the room allows it, from a bare number).
+func (s *Server) number(r *node.Room, ticket, bare string, allowBare bool) (uint64, error) {
+	if ticket != "" {
+		n, ok := room.ParseTicket(r.TicketKey, r.View.ID, ticket)
+		if !ok {
+			return 0, errBadTicket
+		}
+		return n, nil
+	}
+	if bare != "" && allowBare {
+		n, err := strconv.ParseUint(bare, 10, 64)
+		if err != nil || n == 0 {
+			return 0, errorf(http.StatusBadRequest, "bad_request", "number must be a positive integer")
+		}
+		return n, nil
+	}
+	if bare != "" {
+		return 0, errBadTicket
+	}
+	return 0, errNeedTicket
+}
+
+// handleStatus is read-only arithmetic on the cached view: no grain call.
+// A bare ?number=N is always accepted here: status reveals nothing that
+// serving and the number do not already tell.
+func (s *Server) handleStatus(c echo.Context) error {
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	n, err := s.number(r, c.QueryParam("ticket"), c.QueryParam("number"), true)
+	if err != nil {
+		return err
+	}
+	v := r.View
+	if n > v.Issued {
+		// A ticket proves issuance even when this node's view lags a join.
+		if c.QueryParam("ticket") == "" {
+			return errNotIssued
+		}
+	}
+	st := v.StatusOf(n, s.now().UnixNano())
+	a := answerOf(v, st)
+	active := st.Active
+	a.Active = &active
+	h := c.Response().Header()
+	h.Set("Retry-After", strconv.Itoa(st.RetryAfter))
+	h.Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, a)
+}
+
+type tokenBody struct {
+	Ticket string  `json:"ticket"`
+	Number *uint64 `json:"number"`
+}
+
+// grant is the token answer of CONTRACT.md.
+type grant struct {
+	Queue            string  `json:"queue"`
+	Number           uint64  `json:"number"`
+	Token            string  `json:"token"`
+	TokenType        string  `json:"tokenType"`
+	ExpiresInSeconds int     `json:"expiresInSeconds"`
+	TargetURL        *string `json:"targetUrl"`
+}
+
+func (s *Server) grantOf(r *node.Room, t *node.TokenResult) grant {
+	g := grant{Queue: r.View.Config.Slug, Number: t.Number, Token: t.Token, TokenType: "JWT",
+		ExpiresInSeconds: int(time.Until(t.ExpiresAt).Round(time.Second).Seconds())}
+	if g.ExpiresInSeconds < 0 {
+		g.ExpiresInSeconds = 0
+	}
+	if t.TargetURL != "" {
+		u := t.TargetURL
+		g.TargetURL = &u
+	}
+	return g
+}
+
+func (s *Server) handleToken(c echo.Context) error {
+	var body tokenBody
+	if err := bind(c, &body); err != nil {
+		return err
+	}
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	bare := ""
+	if body.Number != nil {
+		bare = strconv.FormatUint(*body.Number, 10)
+	}
+	n, err := s.number(r, body.Ticket, bare, r.View.Config.AllowBareNumber)
+	if err != nil {
+		return err
+	}
+	t, err := s.client.Token(c.Request().Context(), r.View.ID, n)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, s.grantOf(r, t))
+}
+
+func (s *Server) handleInfo(c echo.Context) error {
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	v, now := r.View, s.now().UnixNano()
+	return c.JSON(http.StatusOK, map[string]any{
+		"queue": v.Config.Slug, "name": v.Config.Name, "active": v.Config.Active,
+		"serving": v.Serving(now), "waiting": v.Waiting(now),
+	})
+}
+
+// handleVerify checks an admission token server-side for embed.js.
+func (s *Server) handleVerify(c echo.Context) error {
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	cl, err := token.Verify(r.Secret, r.View.Config.Slug, c.QueryParam("token"), s.now())
+	if err != nil {
+		return c.JSON(http.StatusUnauthorized, map[string]any{"valid": false, "error": "invalid_token",
+			"message": "The admission token is missing, expired or not for this waiting room."})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"valid": true, "queue": r.View.Config.Slug, "number": cl.Number,
+		"bypass": cl.Bypass, "expiresAt": cl.ExpiresAt.Time.UTC().Format(time.RFC3339)})
+}
+
+// handleHeartbeat records presence for abandon detection. While detection
+// is off it is accepted silently, as the seed promises.
+func (s *Server) handleHeartbeat(c echo.Context) error {
+	var body tokenBody
+	if err := bind(c, &body); err != nil {
+		return err
+	}
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	if !r.View.Config.Abandon.Enabled {
+		return c.NoContent(http.StatusNoContent)
+	}
+	bare := ""
+	if body.Number != nil {
+		bare = strconv.FormatUint(*body.Number, 10)
+	}
+	n, err := s.number(r, body.Ticket, bare, r.View.Config.AllowBareNumber)
+	if err != nil {
+		return err
+	}
+	s.views.Seen(r.View.ID, n)
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) handlePage(c echo.Context) error {
+	slug := c.Param("slug")
+	r, ok, err := s.views.BySlug(c.Request().Context(), slug)
+	if err != nil {
+		return node.ErrUnavailable
+	}
+	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
+	page := web.RoomPage{Slug: slug, Lang: lang, BaseURL: s.public, Found: ok}
+	if ok {
+		cfg := r.View.Config
+		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.Message, cfg.HeaderImageURL, cfg.AccentColor
+		page.PowEnabled, page.PowBits = cfg.Pow.Enabled, cfg.Pow.Bits
+		if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
+			returnurl.StripToken(u)
+			page.ReturnURL = u.String()
+		}
+	}
+	var buf bytes.Buffer
+	if err := web.RenderRoom(&buf, page); err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if !ok {
+		status = http.StatusNotFound
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Language", lang)
+	h.Add("Vary", "Accept-Language")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+func (s *Server) handleEmbed(c echo.Context) error {
+	slug := c.Param("slug")
+	var buf bytes.Buffer
+	if err := web.RenderEmbed(&buf, web.Embed{Slug: slug, BaseURL: s.public}); err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=300")
+	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", buf.Bytes())
+}
+
+// handleEnter is the gateway link: below the rate straight to the shop with
+// a token, otherwise into the waiting room holding a number already.
+func (s *Server) handleEnter(c echo.Context) error {
+	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return node.ErrUnavailable
+	}
+	if !ok || r.View.Config.TargetURL == "" {
+		return s.handlePage(c)
+	}
+	cfg := r.View.Config
+	target := cfg.TargetURL
+	if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
+		returnurl.StripToken(u)
+		target = u.String()
+	}
+	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
+	ctx := c.Request().Context()
+	if code := c.QueryParam("code"); code != "" {
+		// A valid code goes straight through; an invalid one falls through
+		// to the normal path with no hint.
+		if t, err := s.client.Redeem(ctx, r.View.ID, code); err == nil {
+			return s.redirect(c, withToken(target, t.Token))
+		}
+	}
+	if cfg.Pow.Enabled || r.View.Paused() {
+		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
+	}
+	res, err := s.client.Join(ctx, r.View.ID)
+	if err != nil {
+		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
+	}
+	st := res.View.StatusOf(res.Number, s.now().UnixNano())
+	if st.Admitted {
+		if t, err := s.client.Token(ctx, r.View.ID, res.Number); err == nil {
+			return s.redirect(c, withToken(target, t.Token))
+		}
+	}
+	return s.redirect(c, roomURL(room, res.Ticket, target, cfg.TargetURL))
+}
+
+func (s *Server) redirect(c echo.Context, to string) error {
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.Redirect(http.StatusFound, to)
+}
+
+func withToken(target, tok string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	q := u.Query()
+	q.Set(returnurl.TokenParam, tok)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func roomURL(room, ticket, ret, defaultTarget string) string {
+	q := url.Values{}
+	if ticket != "" {
+		q.Set("ticket", ticket)
+	}
+	if ret != "" && ret != defaultTarget {
+		q.Set("return", ret)
+	}
+	if len(q) == 0 {
+		return room
+	}
+	return room + "?" + q.Encode()
+}
+
+// checkPow is replaced when proof of work is enabled for the room.
+func (s *Server) checkPow(c echo.Context, r *node.Room, sol *powSolution) error { return nil }
