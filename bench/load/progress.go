@@ -86,7 +86,11 @@ func Summary(w io.Writer, r Result) {
 	if r.Mode == ModePush {
 		unit = "frames expected"
 	}
-	fmt.Fprintf(w, "  %s %d  ok %d  errors %d (%.2f %%)  %s\n", unit, r.Requests, r.OK, r.ErrorCount(), 100*r.ErrorRate(), FormatErrors(r.Errors))
+	fmt.Fprintf(w, "  %s %d  ok %d  errors %d (%.2f %%)", unit, r.Requests, r.OK, r.ErrorCount(), 100*r.ErrorRate())
+	if len(r.Errors) > 0 {
+		fmt.Fprintf(w, ": %s", FormatErrors(r.Errors))
+	}
+	fmt.Fprintln(w)
 	if r.Mode != ModePush {
 		fmt.Fprintf(w, "  achieved %.1f req/s over %s\n", r.Achieved(), FormatDuration(r.Elapsed))
 	}

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/bench/history"
+)
+
+// DefaultResultsFile is the results table kept in the repository.
+const DefaultResultsFile = "bench/RESULTS.md"
+
+const reportSynopsis = `Usage: aditus-queue bench report [flags]
+
+Regenerates the results table (bench/RESULTS.md) from the history: one row
+per profile, the latest run of each, dated, with the command that
+reproduces it.
+`
+
+// Report is the hook behind `aditus-queue bench report`: it reads the
+// history in historyDir and writes the markdown table of the latest result
+// of each profile, dated now, to out ("-" for w). The file is replaced only
+// once the whole table is written.
+func Report(historyDir, out string, w io.Writer, now time.Time) error {
+	recs, err := history.Dir(historyDir).Load()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := history.Report(&buf, recs, now); err != nil {
+		return err
+	}
+	if out == "-" {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".results-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	_, werr := tmp.Write(buf.Bytes())
+	cerr := tmp.Close()
+	if werr == nil && cerr == nil {
+		werr = os.Rename(tmp.Name(), out)
+	}
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
+}
+
+func reportCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	dir := fs.String("history", history.DefaultDir, "directory of result files")
+	out := fs.String("out", DefaultResultsFile, `file to write, "-" for standard output`)
+	fs.Usage = usageFunc(fs, reportSynopsis)
+	if code, done := parse(fs, args, stdout, stderr); done {
+		return code
+	}
+	if err := Report(*dir, *out, stdout, time.Now()); err != nil {
+		fmt.Fprintf(stderr, "aditus-queue bench report: %v\n", err)
+		return ExitFailed
+	}
+	if *out != "-" {
+		fmt.Fprintf(stdout, "wrote %s from %s\n", *out, *dir)
+	}
+	return ExitOK
+}
