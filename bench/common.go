@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"time"
@@ -82,9 +81,4 @@ func withRoom(ctx context.Context, admin *target.Admin, rate int, stderr io.Writ
 		fmt.Fprintf(stderr, "warning: the test room %s (id %s) could not be deleted: %v; delete it with DELETE /api/admin/queue/sites/%s\n", room.Slug, room.ID, derr, room.ID)
 	}
 	return ferr
-}
-
-// newClient is the client every command uses for a target.
-func newClient(c *commonFlags, conns int) *http.Client {
-	return load.NewClient(conns, c.timeout)
 }

@@ -88,7 +88,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(ExitUsage, err)
 	}
 	conns := max(f.connections, f.sockets, min(f.maxInFlight, 1024))
-	client := newClient(&f.commonFlags, conns)
+	client := load.NewClient(conns, f.timeout)
 	defer client.CloseIdleConnections()
 	admin := target.NewAdmin(base, token, client)
 

@@ -16,7 +16,6 @@ import (
 // Target is one room of a server under test, as visitors reach it.
 type Target struct {
 	client    *http.Client
-	base      string // scheme://host, as checked by target.Check
 	joinURL   string
 	statusURL string // without the ticket value
 	wsURL     string // without the ticket value
@@ -29,7 +28,6 @@ func NewTarget(client *http.Client, base *url.URL, slug string) *Target {
 	ws := "ws" + strings.TrimPrefix(room, "http")
 	return &Target{
 		client:    client,
-		base:      base.String(),
 		joinURL:   room + "/join",
 		statusURL: room + "/status?ticket=",
 		wsURL:     ws + "/ws?ticket=",
@@ -148,7 +146,7 @@ func (t *Target) JoinMany(ctx context.Context, n int) ([]string, error) {
 			defer func() { <-sem }()
 			tk, c := t.Join(ctx, true)
 			if c != OK {
-				errs <- fmt.Errorf("join %s: %s", t.joinURL, describe(c))
+				errs <- fmt.Errorf("join %s failed: %s", t.joinURL, c)
 				return
 			}
 			tickets[i] = tk.Ticket
@@ -165,13 +163,6 @@ func (t *Target) JoinMany(ctx context.Context, n int) ([]string, error) {
 		return nil, first
 	}
 	return tickets, nil
-}
-
-func describe(c Class) string {
-	if c == OK {
-		return "ok"
-	}
-	return "failed: " + string(c)
 }
 
 // drain reads what is left of a body, so the connection is reused.
