@@ -109,7 +109,7 @@ func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, 
 	}
 
 	var current atomic.Pointer[round]
-	conns, dialFailed := t.dialAll(ctx, tickets[:cfg.Sockets], cfg.Wait)
+	conns, dialFailed, dialErr := t.dialAll(ctx, tickets[:cfg.Sockets], cfg.Wait)
 	open := cfg.Sockets - dialFailed
 	ready := newLatch(open)
 	var readers sync.WaitGroup
@@ -131,7 +131,7 @@ func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, 
 	if open == 0 {
 		res.Requests = int64(cfg.Sockets)
 		res.Errors = map[Class]int64{ClassDial: int64(dialFailed)}
-		return res, fmt.Errorf("push: none of %d WebSockets could be opened", cfg.Sockets)
+		return res, fmt.Errorf("push: none of %d WebSockets could be opened: %w", cfg.Sockets, dialErr)
 	}
 
 	// A socket is subscribed once it has had a first frame; a change made
@@ -188,11 +188,14 @@ func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, 
 }
 
 // dialAll opens a socket per ticket, a few at a time. A nil entry is a
-// socket that could not be opened.
-func (t *Target) dialAll(ctx context.Context, tickets []string, timeout time.Duration) ([]*websocket.Conn, int) {
+// socket that could not be opened; it also returns how many failed and the
+// first failure.
+func (t *Target) dialAll(ctx context.Context, tickets []string, timeout time.Duration) ([]*websocket.Conn, int, error) {
 	dialer := websocket.Dialer{HandshakeTimeout: timeout, Proxy: nil}
 	conns := make([]*websocket.Conn, len(tickets))
 	var failed atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, dialParallelism)
 	for i, tk := range tickets {
@@ -204,6 +207,10 @@ func (t *Target) dialAll(ctx context.Context, tickets []string, timeout time.Dur
 				_ = resp.Body.Close()
 			}
 			if err != nil {
+				if resp != nil {
+					err = fmt.Errorf("%w (HTTP %d)", err, resp.StatusCode)
+				}
+				errOnce.Do(func() { firstErr = err })
 				failed.Add(1)
 				return
 			}
@@ -211,7 +218,7 @@ func (t *Target) dialAll(ctx context.Context, tickets []string, timeout time.Dur
 		})
 	}
 	wg.Wait()
-	return conns, int(failed.Load())
+	return conns, int(failed.Load()), firstErr
 }
 
 // readFrames reads socket i until it closes and marks the first frame of

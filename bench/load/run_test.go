@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,5 +163,16 @@ func TestPushMissingFrames(t *testing.T) {
 	}
 	if res.Errors[ClassNoFrame] != 3 || res.OK != 0 || res.TimeToAll != 0 {
 		t.Errorf("got %v errors, %d ok, time to all %v; want no_frame=3, 0, 0", res.Errors, res.OK, res.TimeToAll)
+	}
+}
+
+func TestPushNoSocketOpens(t *testing.T) {
+	_, room, tgt := newRoom(t)
+	res, err := Push(context.Background(), tgt, []string{"forged", "forged"}, room, PushConfig{Sockets: 2, Changes: 1, BaseRate: 60, Duration: time.Minute, Wait: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 404") {
+		t.Errorf("got %v, want an error naming the HTTP 404 of the handshake", err)
+	}
+	if res.Errors[ClassDial] != 2 {
+		t.Errorf("got errors %v, want dial=2", res.Errors)
 	}
 }
