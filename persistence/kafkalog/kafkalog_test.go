@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -343,4 +344,30 @@ func TestSnapshotBehindOthers(t *testing.T) {
 func snapshotOK(ctx context.Context, l *Log, stream string) (bool, error) {
 	_, ok, err := l.LoadSnapshot(ctx, stream)
 	return ok, err
+}
+
+// Close stops every goroutine the log and its transport started.
+func TestCloseStopsGoroutines(t *testing.T) {
+	cfg := testConfig(t, 2)
+	before := runtime.NumGoroutine()
+	l := open(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 20; i++ {
+		if _, err := l.Append(ctx, fmt.Sprintf("room-%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Replay(ctx, fmt.Sprintf("room-%d", i), -1, func(persistence.Record) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines after close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
 }
