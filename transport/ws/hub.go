@@ -1,0 +1,367 @@
+// Package ws pushes room frames to waiting pages over WebSocket. One frame
+// per room and tick is encoded once (a prepared message) and written to
+// every socket of the room; the page derives its own position and wait.
+// Slow or dead sockets are dropped without slowing the others.
+package ws
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/returnurl"
+)
+
+// Frame is what every socket of a room receives.
+type Frame struct {
+	Type  string `json:"type"`
+	Queue string `json:"queue"`
+	// Serving is the admitted position at ServerTime (fractional, so the
+	// page can extrapolate smoothly); Cap bounds the extrapolation.
+	Serving    float64    `json:"serving"`
+	Cap        float64    `json:"cap"`
+	Rate       float64    `json:"rate"`
+	Paused     bool       `json:"paused"`
+	Active     bool       `json:"active"`
+	Waiting    uint64     `json:"waiting"`
+	Issued     uint64     `json:"issued"`
+	OpensAt    *time.Time `json:"opensAt"`
+	Drawn      bool       `json:"drawn"`
+	ServerTime int64      `json:"serverTime"`
+}
+
+// FrameOf builds the frame of view v at now.
+func FrameOf(v *room.View, now time.Time) Frame {
+	t := now.UnixNano()
+	f := Frame{Type: "room", Queue: v.Config.Slug, Serving: v.ServingAt(t), Cap: v.Cap(), Rate: v.Line.Rate,
+		Paused: v.Paused(), Active: v.Config.Active, Waiting: v.Waiting(t), Issued: v.Issued,
+		Drawn: len(v.Draws) > 0 && !v.PreQueue(), ServerTime: now.UnixMilli()}
+	if v.Config.OpensAt != nil {
+		o := v.Config.OpensAt.UTC()
+		f.OpensAt = &o
+	}
+	return f
+}
+
+const (
+	// Tick is how often changed rooms are pushed.
+	Tick = 100 * time.Millisecond
+	// Keepalive is the longest time between two frames of a room.
+	Keepalive    = 3 * time.Second
+	writeTimeout = 5 * time.Second
+	sendBuffer   = 4
+	// presenceEvery is how often open sockets count as presence for
+	// abandon detection.
+	presenceEvery = 20 * time.Second
+)
+
+// Hub holds every socket of this node.
+type Hub struct {
+	views    *node.Views
+	log      *slog.Logger
+	now      func() time.Time
+	upgrader websocket.Upgrader
+
+	mu sync.Mutex
+	// mu guards rooms.
+	rooms map[string]*roomHub
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+type roomHub struct {
+	mu sync.Mutex
+	// mu guards everything below.
+	conns    map[*client]struct{}
+	latest   *node.Room
+	dirty    bool
+	sentAt   time.Time
+	presence time.Time
+}
+
+type client struct {
+	conn   *websocket.Conn
+	number uint64
+
+	mu sync.Mutex
+	// mu guards closed and sends on send, so a send never races the close.
+	closed bool
+	send   chan *websocket.PreparedMessage
+}
+
+// offer queues pm without blocking; false means the socket is closed or
+// too slow.
+func (c *client) offer(pm *websocket.PreparedMessage) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	select {
+	case c.send <- pm:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *client) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.send)
+	}
+	c.mu.Unlock()
+}
+
+// NewHub starts the broadcaster; Close stops it.
+func NewHub(views *node.Views, log *slog.Logger, now func() time.Time) *Hub {
+	h := &Hub{views: views, log: log, now: now, rooms: map[string]*roomHub{}, done: make(chan struct{})}
+	h.upgrader = websocket.Upgrader{
+		ReadBufferSize: 256, WriteBufferSize: 1024, WriteBufferPool: &sync.Pool{},
+		HandshakeTimeout: 10 * time.Second,
+		// Origins are checked in the handler, against the room's domains.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	views.OnChange(h.changed)
+	h.wg.Add(1)
+	go h.loop()
+	return h
+}
+
+// Register mounts GET /queue/:slug/ws.
+func (h *Hub) Register(e *echo.Echo) { e.GET("/queue/:slug/ws", h.handleSocket) }
+
+func (h *Hub) changed(id string, r *node.Room) {
+	h.mu.Lock()
+	rh := h.rooms[id]
+	h.mu.Unlock()
+	if rh == nil {
+		return
+	}
+	rh.mu.Lock()
+	rh.latest, rh.dirty = r, true
+	rh.mu.Unlock()
+}
+
+func jsonError(c echo.Context, status int, code, msg string) error {
+	return c.JSON(status, map[string]string{"error": code, "message": msg})
+}
+
+func (h *Hub) handleSocket(c echo.Context) error {
+	r, ok, err := h.views.BySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return jsonError(c, http.StatusServiceUnavailable, node.CodeUnavailable, "The waiting room service is unavailable; try again shortly.")
+	}
+	if !ok {
+		return jsonError(c, http.StatusNotFound, "not_found", "No such waiting room.")
+	}
+	n, ok := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket"))
+	if !ok {
+		return jsonError(c, http.StatusUnauthorized, "bad_ticket", "The ticket is missing or not valid for this waiting room.")
+	}
+	if o := c.Request().Header.Get("Origin"); o != "" && !h.originAllowed(c, o, r) {
+		return jsonError(c, http.StatusForbidden, "forbidden", "This origin may not open the socket.")
+	}
+	conn, err := h.upgrader.Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		return nil // the upgrader has answered
+	}
+	cl := &client{conn: conn, send: make(chan *websocket.PreparedMessage, sendBuffer), number: n}
+	rh := h.join(r, cl)
+	if pm := h.prepare(r); pm != nil {
+		cl.offer(pm)
+	}
+	h.wg.Add(2)
+	go h.writer(cl, rh)
+	go h.reader(cl, rh)
+	return nil
+}
+
+// originAllowed accepts the page's own host and the room's shop domains.
+func (h *Hub) originAllowed(c echo.Context, origin string, r *node.Room) bool {
+	if _, ok := returnurl.Check(origin+"/", append([]string{hostOnly(c.Request().Host)}, r.View.Config.Domains...)); ok {
+		return true
+	}
+	return origin == "http://"+c.Request().Host || origin == "https://"+c.Request().Host
+}
+
+func hostOnly(hostport string) string {
+	for i := len(hostport) - 1; i >= 0; i-- {
+		if hostport[i] == ':' {
+			return hostport[:i]
+		}
+		if hostport[i] == ']' {
+			break
+		}
+	}
+	return hostport
+}
+
+func (h *Hub) join(r *node.Room, cl *client) *roomHub {
+	h.mu.Lock()
+	rh := h.rooms[r.View.ID]
+	if rh == nil {
+		rh = &roomHub{conns: map[*client]struct{}{}, latest: r}
+		h.rooms[r.View.ID] = rh
+	}
+	h.mu.Unlock()
+	rh.mu.Lock()
+	rh.conns[cl] = struct{}{}
+	rh.mu.Unlock()
+	return rh
+}
+
+func (h *Hub) leave(rh *roomHub, cl *client) {
+	rh.mu.Lock()
+	delete(rh.conns, cl)
+	rh.mu.Unlock()
+	cl.close()
+}
+
+func (h *Hub) writer(cl *client, rh *roomHub) {
+	defer h.wg.Done()
+	defer cl.conn.Close()
+	for pm := range cl.send {
+		_ = cl.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if err := cl.conn.WritePreparedMessage(pm); err != nil {
+			h.leave(rh, cl)
+			for range cl.send {
+			}
+			return
+		}
+	}
+	_ = cl.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
+}
+
+// reader drains control frames; any read error ends the socket.
+func (h *Hub) reader(cl *client, rh *roomHub) {
+	defer h.wg.Done()
+	cl.conn.SetReadLimit(512)
+	for {
+		_ = cl.conn.SetReadDeadline(time.Now().Add(5 * time.Minute))
+		if _, _, err := cl.conn.NextReader(); err != nil {
+			h.leave(rh, cl)
+			_ = cl.conn.Close()
+			return
+		}
+	}
+}
+
+func (h *Hub) prepare(r *node.Room) *websocket.PreparedMessage {
+	b, err := json.Marshal(FrameOf(r.View, h.now()))
+	if err != nil {
+		return nil
+	}
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, b)
+	if err != nil {
+		return nil
+	}
+	return pm
+}
+
+func (h *Hub) loop() {
+	defer h.wg.Done()
+	t := time.NewTicker(Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-t.C:
+		}
+		h.broadcast()
+	}
+}
+
+// broadcast pushes one frame to every socket of each changed (or quiet for
+// Keepalive) room. A socket whose buffer is full is dropped.
+func (h *Hub) broadcast() {
+	now := h.now()
+	h.mu.Lock()
+	rooms := make(map[string]*roomHub, len(h.rooms))
+	for id, rh := range h.rooms {
+		rooms[id] = rh
+	}
+	h.mu.Unlock()
+	for id, rh := range rooms {
+		rh.mu.Lock()
+		if len(rh.conns) == 0 {
+			rh.mu.Unlock()
+			h.mu.Lock()
+			if rh2 := h.rooms[id]; rh2 == rh {
+				rh.mu.Lock()
+				if len(rh.conns) == 0 {
+					delete(h.rooms, id)
+				}
+				rh.mu.Unlock()
+			}
+			h.mu.Unlock()
+			continue
+		}
+		if !rh.dirty && now.Sub(rh.sentAt) < Keepalive {
+			rh.mu.Unlock()
+			continue
+		}
+		r := rh.latest
+		rh.dirty, rh.sentAt = false, now
+		presence := r.View.Config.Abandon.Enabled && now.Sub(rh.presence) >= presenceEvery
+		if presence {
+			rh.presence = now
+		}
+		conns := make([]*client, 0, len(rh.conns))
+		for cl := range rh.conns {
+			conns = append(conns, cl)
+		}
+		rh.mu.Unlock()
+		pm := h.prepare(r)
+		if pm == nil {
+			continue
+		}
+		for _, cl := range conns {
+			if !cl.offer(pm) {
+				h.leave(rh, cl) // too slow or gone: drop it, the page falls back to polling
+			}
+			if presence {
+				h.views.Seen(r.View.ID, cl.number)
+			}
+		}
+	}
+}
+
+// Sockets returns how many sockets are open on this node.
+func (h *Hub) Sockets() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, rh := range h.rooms {
+		rh.mu.Lock()
+		n += len(rh.conns)
+		rh.mu.Unlock()
+	}
+	return n
+}
+
+// Close drops every socket and stops the broadcaster.
+func (h *Hub) Close() {
+	close(h.done)
+	h.mu.Lock()
+	for _, rh := range h.rooms {
+		rh.mu.Lock()
+		for cl := range rh.conns {
+			cl.close()
+			_ = cl.conn.Close()
+		}
+		rh.mu.Unlock()
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+}
