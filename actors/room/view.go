@@ -40,8 +40,10 @@ func (v *View) Paused() bool { return !v.Config.Active }
 func (v *View) PreQueue() bool { return v.Armed != nil }
 
 // Cap is the highest value the line may take: the issued count plus the
-// burst. Capacity beyond it is not banked.
-func (v *View) Cap() float64 { return float64(v.Issued) + v.Config.Burst() }
+// burst. Capacity beyond it is not banked. It is never below the line's
+// base, the value serving stood at when the line was last anchored: a rate
+// or burst cut shrinks the burst, but serving must not go back.
+func (v *View) Cap() float64 { return math.Max(float64(v.Issued)+v.Config.Burst(), v.Line.Base) }
 
 // ServingAt returns the admission line's value at now (Unix nanoseconds),
 // in admission positions. It never decreases as now and Issued grow.
