@@ -307,10 +307,15 @@ func (s *State) OpeningDue() (time.Time, bool) {
 	return *s.Config.OpensAt, true
 }
 
-// DecideReserve reserves numbers up to upTo.
+// DecideReserve reserves numbers up to upTo. The reservation also records
+// the line as joins have re-based it: joins write no event, so without it a
+// crash would replay an older line and hand the capacity of a quiet spell
+// back to the spike that followed it.
 func (s *State) DecideReserve(upTo uint64, now int64) []Event {
 	e := s.event(TypeReserved, now, "")
 	e.Reserved = &Reserved{UpTo: upTo}
+	l := s.normalized(now)
+	e.Line = &l
 	return []Event{e}
 }
 
