@@ -23,6 +23,7 @@
 #   AQ_KAFKA_DATA             data, config, pid and logs (default <home>/data)
 #   AQ_KAFKA_HEAP             JVM heap (default 512m)
 #   AQ_KAFKA_START_TIMEOUT    seconds start waits for the broker to answer (default 90)
+#   JAVA_HOME                 Java runtime to use (default: java on PATH; 17 or newer)
 set -euo pipefail
 
 VERSION=${AQ_KAFKA_VERSION:-4.4.0}
@@ -32,6 +33,8 @@ KHOME=${AQ_KAFKA_HOME:-$HOME/.cache/aditus-queue/kafka-$VERSION}
 DATA=${AQ_KAFKA_DATA:-$KHOME/data}
 HEAP=${AQ_KAFKA_HEAP:-512m}
 START_TIMEOUT=${AQ_KAFKA_START_TIMEOUT:-90}
+
+JAVA_BIN=${JAVA_HOME:+$JAVA_HOME/bin/}java
 
 LIBS=$KHOME/libs
 PIDFILE=$DATA/kafka.pid
@@ -163,7 +166,7 @@ EOF
 
 # JAVA is the JVM command line shared by the storage tool and the broker.
 set_java() {
-	JAVA=(java -Xms128m "-Xmx$HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+	JAVA=("$JAVA_BIN" -Xms128m "-Xmx$HEAP" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
 		-Djava.awt.headless=true "-Dkafka.logs.dir=$LOGDIR" "${LOGGING[@]}"
 		-cp "$LIBS/*")
 }
@@ -186,7 +189,12 @@ start() {
 		echo "kafka.sh: already running (pid $p) on 127.0.0.1:$PORT"
 		return 0
 	fi
-	command -v java >/dev/null || die "java not found (a Java 17 runtime is needed)"
+	command -v "$JAVA_BIN" >/dev/null || die "$JAVA_BIN not found (a Java 17 runtime is needed)"
+	local major
+	major=$("$JAVA_BIN" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+	if [[ $VERSION != 3.* ]] && ((${major:-0} < 17)); then
+		die "Kafka $VERSION needs Java 17 or newer; $JAVA_BIN is Java ${major:-unknown}"
+	fi
 	answers "$PORT" && die "127.0.0.1:$PORT is already taken by another process"
 	answers "$CONTROLLER_PORT" && die "127.0.0.1:$CONTROLLER_PORT (controller) is already taken by another process"
 	fetch
