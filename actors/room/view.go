@@ -117,7 +117,10 @@ func (v *View) StatusOf(n uint64, now int64) Status {
 		}
 	}
 	st.Serving = v.Serving(now)
-	st.Admitted = !st.PreQueue && st.Position <= st.Serving
+	// Numbers issued before the draw was armed are not in the pre-queue:
+	// arming an opening on a running room revokes nobody's admission.
+	inPreQueue := st.PreQueue && n > v.Armed.From
+	st.Admitted = !inPreQueue && st.Position <= st.Serving
 	if !st.Admitted && st.Position > st.Serving {
 		st.Ahead = st.Position - st.Serving - 1
 	}
