@@ -126,9 +126,8 @@ func (c *Config) Normalize() {
 	if c.Abandon.GraceSeconds == 0 {
 		c.Abandon.GraceSeconds = DefaultGraceSeconds
 	}
-	if c.Domains == nil {
-		c.Domains = []string{}
-	}
+	// A copy: the caller's list (a command, a request) stays as it was.
+	c.Domains = append([]string{}, c.Domains...)
 	for i, d := range c.Domains {
 		c.Domains[i] = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
 	}
