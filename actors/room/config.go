@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Config is a room's whole operator-facing configuration, as the admin API
@@ -150,7 +151,7 @@ func (c *Config) Validate() error {
 	if err := ValidateSlug(c.Slug); err != nil {
 		return err
 	}
-	if strings.TrimSpace(c.Name) == "" || len(c.Name) > 200 {
+	if strings.TrimSpace(c.Name) == "" || utf8.RuneCountInString(c.Name) > 200 {
 		return invalid("name", "is required, at most 200 characters")
 	}
 	if c.TargetURL != "" {
@@ -169,7 +170,7 @@ func (c *Config) Validate() error {
 	if !(c.RatePerMinute >= 1 && c.RatePerMinute <= 1e7) {
 		return invalid("ratePerMinute", "must be at least 1 (and at most 10,000,000)")
 	}
-	if len(c.Message) > 2000 {
+	if utf8.RuneCountInString(c.Message) > 2000 {
 		return invalid("message", "at most 2000 characters")
 	}
 	if c.HeaderImageURL != "" {

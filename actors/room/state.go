@@ -9,6 +9,7 @@ import (
 	"errors"
 	"sort"
 	"time"
+	"unicode/utf8"
 )
 
 // Errors answered to callers. The grain passes them on as values.
@@ -345,7 +346,7 @@ func (s *State) DecideAddKey(id, name string, hash []byte, now int64, actor stri
 	if !s.Live() {
 		return nil, ErrNotFound
 	}
-	if name == "" || len(name) > 100 {
+	if name == "" || utf8.RuneCountInString(name) > 100 {
 		return nil, &FieldError{Field: "name", Message: "is required, at most 100 characters"}
 	}
 	e := s.event(TypeKeyAdded, now, actor)
@@ -407,7 +408,7 @@ func (s *State) DecideAddCode(c CodeAdded, now int64, actor string) ([]Event, er
 	if !s.Live() {
 		return nil, ErrNotFound
 	}
-	if c.Label == "" || len(c.Label) > 100 {
+	if c.Label == "" || utf8.RuneCountInString(c.Label) > 100 {
 		return nil, &FieldError{Field: "label", Message: "is required, at most 100 characters"}
 	}
 	if c.UsageLimit != nil && *c.UsageLimit < 1 {
