@@ -1,0 +1,91 @@
+package room_test
+
+import (
+	"encoding/base64"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+)
+
+var ticketKey = []byte("0123456789abcdef0123456789abcdef")
+
+// Invariant 9: a ticket binds a number to its room; nobody claims a number
+// by typing it.
+func TestTicketRoundTrip(t *testing.T) {
+	for _, n := range []uint64{1, 2, 255, 256, 1 << 32, math.MaxUint64} {
+		tk := room.SignTicket(ticketKey, "r1", n)
+		got, ok := room.ParseTicket(ticketKey, "r1", tk)
+		if !ok || got != n {
+			t.Fatalf("ParseTicket(SignTicket(%d)): got %d %v", n, got, ok)
+		}
+		if strings.ContainsAny(tk, "+/=") {
+			t.Fatalf("ticket %q is not URL-safe", tk)
+		}
+	}
+}
+
+func TestTicketRefused(t *testing.T) {
+	good := room.SignTicket(ticketKey, "r1", 42)
+	raw, _ := base64.RawURLEncoding.DecodeString(good)
+	otherNumber := append([]byte(nil), raw...)
+	otherNumber[7] = 41 // number 41 with 42's MAC
+	flip := func(i int) string {
+		b := []byte(good)
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+		return string(b)
+	}
+	cases := []struct {
+		name, room, ticket string
+		key                []byte
+	}{
+		{"another room", "r2", good, ticketKey},
+		{"a room whose id extends this one", "r1x", good, ticketKey},
+		{"another key", "r1", good, []byte("another key")},
+		{"no key", "r1", good, nil},
+		{"another number under the same MAC", "r1", base64.RawURLEncoding.EncodeToString(otherNumber), ticketKey},
+		{"bare number", "r1", "42", ticketKey},
+		{"number zero", "r1", room.SignTicket(ticketKey, "r1", 0), ticketKey},
+		{"truncated", "r1", good[:len(good)-1], ticketKey},
+		{"first character missing", "r1", good[1:], ticketKey},
+		{"extended", "r1", good + "A", ticketKey},
+		{"padded", "r1", good + "==", ticketKey},
+		{"standard alphabet", "r1", strings.NewReplacer("-", "+", "_", "/").Replace(good) + "", ticketKey},
+		{"empty", "r1", "", ticketKey},
+		{"garbage of the right length", "r1", strings.Repeat("!", len(good)), ticketKey},
+		{"spaces", "r1", strings.Repeat(" ", len(good)), ticketKey},
+		{"newline inside", "r1", good[:10] + "\n" + good[11:], ticketKey},
+		{"MAC zeroed", "r1", base64.RawURLEncoding.EncodeToString(append(raw[:8:8], make([]byte, 16)...)), ticketKey},
+	}
+	for i := range good {
+		cases = append(cases, struct {
+			name, room, ticket string
+			key                []byte
+		}{"character " + string(rune('a'+i%26)) + " tampered", "r1", flip(i), ticketKey})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "standard alphabet" && !strings.ContainsAny(tc.ticket, "+/") {
+				t.Skip("ticket has no character that differs between the alphabets")
+			}
+			if n, ok := room.ParseTicket(tc.key, tc.room, tc.ticket); ok {
+				t.Fatalf("ParseTicket(%q) accepted as %d", tc.ticket, n)
+			}
+		})
+	}
+}
+
+func TestSubKeyDiffersByPurpose(t *testing.T) {
+	a, b := room.SubKey(ticketKey, "pow"), room.SubKey(ticketKey, "other")
+	if string(a) == string(b) || string(a) == string(ticketKey) || len(a) != 32 {
+		t.Fatalf("SubKey: got %x and %x", a, b)
+	}
+	if string(room.SubKey(ticketKey, "pow")) != string(a) {
+		t.Fatal("SubKey is not deterministic")
+	}
+}
