@@ -452,7 +452,7 @@ func (s *State) DecideRemoveCode(id string, now int64, actor string) ([]Event, e
 // does not work (unknown, disabled, expired, exhausted, room paused or
 // deleted) is the same ErrNoCode: no oracle.
 func (s *State) DecideRedeem(h []byte, now int64) ([]Event, *Code, error) {
-	if !s.Live() {
+	if !s.Live() || !s.Config.Active {
 		return nil, nil, ErrNoCode
 	}
 	var found *Code
