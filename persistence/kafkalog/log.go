@@ -392,12 +392,13 @@ func (l *Log) Close() error {
 	if l.closed.Swap(true) {
 		return nil
 	}
-	// A writer that took the lock before closed was set may still start a
-	// flush; taking each lock once orders every such start before Wait.
+	// Once every writer is closed under its lock, no flush can start, and
+	// Wait sees every flush that did.
 	for _, ws := range [][]*partitionWriter{l.events, l.snapshots} {
 		for _, w := range ws {
 			w.mu.Lock()
-			w.mu.Unlock() //nolint:staticcheck // an empty critical section is the barrier
+			w.closed = true
+			w.mu.Unlock()
 		}
 	}
 	l.flushes.Wait()

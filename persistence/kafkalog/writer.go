@@ -26,6 +26,7 @@ type partitionWriter struct {
 	queue    []*appendCall // waiting for the next request
 	pending  int           // bytes in queue
 	flushing bool          // a flush goroutine owns the queue's head
+	closed   bool          // Close was called: take no more calls
 }
 
 // appendCall is one waiting Append. It carries what the flusher needs to
@@ -62,13 +63,23 @@ func (w *partitionWriter) write(ctx context.Context, key []byte, values [][]byte
 	if err := ctx.Err(); err != nil {
 		return 0, w.log.fail("not sent", err)
 	}
-	c := &appendCall{key: key, values: values, gone: ctx.Done(), goneErr: ctx.Err, done: make(chan appendResult, 1)}
+	c := &appendCall{key: key, gone: ctx.Done(), goneErr: ctx.Err, done: make(chan appendResult, 1)}
 	c.deadline, _ = ctx.Deadline()
+	// The request may still be encoded after the caller gave up and reused
+	// its buffers: send copies, in one allocation.
+	n := 0
 	for _, v := range values {
+		n += len(v)
 		c.size += len(key) + len(v) + 32 // roughly a record's framing
 	}
+	buf := make([]byte, 0, n)
+	c.values = make([][]byte, len(values))
+	for i, v := range values {
+		buf = append(buf, v...)
+		c.values[i] = buf[len(buf)-len(v):]
+	}
 	w.mu.Lock()
-	if w.log.closed.Load() {
+	if w.closed {
 		w.mu.Unlock()
 		return 0, ErrClosed
 	}
