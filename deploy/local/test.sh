@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# test.sh — the whole test suite, as README.md gives it: unit and
+# integration tests (go test, with -race on the packages with concurrency),
+# the Kafka tests against a real broker started here, and the browser tests
+# in headless Chromium. Installs what it needs that the machine lacks
+# (Debian packages need root; the Kafka jars come from Maven Central, the
+# browser driver from npm).
+#
+#   deploy/local/test.sh            everything
+#   AQ_SKIP_BROWSER=1 …             without the browser tests
+#   AQ_SKIP_KAFKA=1 …               without the Kafka tests
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+
+need_pkgs=()
+command -v jq >/dev/null || need_pkgs+=(jq)
+command -v curl >/dev/null || need_pkgs+=(curl)
+command -v mvn >/dev/null || need_pkgs+=(maven)
+if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
+	[[ -x /usr/bin/chromium ]] || need_pkgs+=(chromium)
+	command -v node >/dev/null || need_pkgs+=(nodejs npm)
+fi
+command -v nginx >/dev/null || need_pkgs+=(nginx)
+if ((${#need_pkgs[@]})); then
+	echo "== installing ${need_pkgs[*]}"
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "test.sh: needs ${need_pkgs[*]}; run as root or install them (apt-get install ${need_pkgs[*]})" >&2
+		exit 1
+	fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+
+started_kafka=
+cleanup() {
+	if [[ -n $started_kafka ]]; then
+		deploy/local/kafka.sh stop || true
+	fi
+}
+trap cleanup EXIT
+
+if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
+	echo "== starting Kafka"
+	export AQ_KAFKA_PORT=${AQ_KAFKA_PORT:-19092}
+	if ! deploy/local/kafka.sh status >/dev/null 2>&1; then
+		deploy/local/kafka.sh start
+		started_kafka=1
+	fi
+	export AQ_KAFKA_BROKERS=127.0.0.1:$AQ_KAFKA_PORT
+	export AQ_KAFKA_FAULT_TESTS=1
+fi
+
+echo "== go vet"
+go vet ./...
+echo "== go test"
+go test -count=1 -timeout 20m ./...
+echo "== go test -race (packages with concurrency)"
+go test -count=1 -race -timeout 20m ./actors/node/... ./transport/... ./persistence/... ./bench/...
+
+if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
+	echo "== browser tests (headless Chromium)"
+	bash transport/web/e2e/run.sh
+fi
+echo "== all tests passed"
