@@ -1,0 +1,497 @@
+// Package filelog is the embedded persistence.Log: the default for a single
+// node, kept in one directory of the local disk.
+//
+// Layout. All streams share one append-only log, cut into segment files of
+// about 64 MiB (0000000001.seg, 0000000002.seg, …). Every Append becomes one
+// frame carrying its stream name, the offset of its first record, the
+// records, and a CRC-32C over all of it. Offsets are dense per stream, from
+// 0. Sharing one log is what makes group commit pay: appends to any number of
+// rooms that arrive while an fsync is in flight are written together and
+// made durable by the next single fsync.
+//
+// Open scans the segments once and keeps, per stream, the place of each of
+// its frames (24 bytes a frame in memory), so Replay reads only the stream's
+// own frames, never other streams' data, and a read back from a recent
+// offset costs what was appended since. Adjacent frames of a stream are read
+// with one read.
+//
+// Crashes. A record is fsynced before Append returns. After a crash the last
+// segment may end in a torn frame (short, or failing its CRC); Open cuts the
+// segment back to the last good frame and appends continue from there. A bad
+// frame anywhere else is damage to acknowledged data: Open refuses with an
+// error wrapping ErrCorrupt instead of silently dropping what follows.
+//
+// Snapshots live beside the log, one file per stream in snapshots/, each
+// written to a temporary file, fsynced and renamed into place.
+//
+// A directory is used by one process at a time (an exclusive lock on its
+// LOCK file, where the platform has flock).
+package filelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aditus-queue/aditus-queue/persistence"
+)
+
+const (
+	defaultSegmentSize = 64 << 20
+
+	// maxPending bounds what may wait for the next fsync. Past it Append
+	// waits for the flush under way (or for its context).
+	maxPending = 64 << 20
+
+	// readChunk is what Replay asks the disk for at once, when the stream's
+	// frames lie next to each other.
+	readChunk = 1 << 20
+)
+
+var (
+	// ErrClosed is returned by calls on a closed Log.
+	ErrClosed = errors.New("filelog: log is closed")
+
+	// ErrCorrupt is wrapped by errors reporting damaged data where no crash
+	// can have left it: inside a sealed segment, or found by Replay in a
+	// frame that was whole when the log was opened.
+	ErrCorrupt = errors.New("filelog: corrupt log")
+)
+
+// Log is the file-backed persistence.Log. It is safe for concurrent use.
+type Log struct {
+	dir      string
+	segLimit int64
+	lock     *os.File
+	syncs    atomic.Int64 // batches fsynced, for tests and benchmarks
+
+	wake chan struct{} // capacity 1: work is pending for the flusher
+	quit chan struct{} // closed by Close
+	done chan struct{} // closed when the flusher has exited
+
+	mu sync.Mutex
+	// mu guards the fields below.
+	streams map[string]*stream
+	segs    map[uint32]*os.File // every segment, opened for reading; the last also for writing
+	pend    *batch              // accepted appends waiting for the next write and fsync
+	spare   []byte              // a flushed batch's buffer, for reuse
+	tailSeg uint32              // segment the next frame goes to
+	tailPos int64               // size of tailSeg counting pending frames
+	failed  error               // first write or fsync failure; sticky
+	closed  bool
+
+	// Owned by the flusher (and by Open before the flusher starts).
+	active    *os.File
+	activeSeg uint32
+	activePos int64
+}
+
+// stream is what the log knows of one stream.
+type stream struct {
+	next   int64   // next offset to hand out, pending appends included
+	frames []frame // durable frames, in offset order; entries never change once appended
+
+	snapMu sync.Mutex // serialises SaveSnapshot, so the last call's snapshot is the one left
+}
+
+// frame locates one durable frame.
+type frame struct {
+	first int64  // offset of its first record
+	seg   uint32 // segment number
+	pos   uint32 // byte position in the segment
+	size  uint32 // encoded size, header included
+	count uint32 // records in the frame
+}
+
+// batch is a group of appends written and fsynced together.
+type batch struct {
+	buf    []byte
+	frames []pendingFrame
+	done   chan struct{} // closed once err is set
+	err    error
+}
+
+type pendingFrame struct {
+	s   *stream
+	f   frame
+	off int // position in buf
+}
+
+// Open opens the log in dir, creating dir and an empty log if needed. It
+// scans every segment to rebuild the index, so it takes time in proportion
+// to the size of the log, and cuts a torn tail off the last segment.
+func Open(dir string) (*Log, error) {
+	return open(dir, defaultSegmentSize)
+}
+
+func open(dir string, segLimit int64) (*Log, error) {
+	if err := os.MkdirAll(filepath.Join(dir, snapshotDir), 0o700); err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{
+		dir:      dir,
+		segLimit: segLimit,
+		lock:     lock,
+		wake:     make(chan struct{}, 1),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		streams:  map[string]*stream{},
+		segs:     map[uint32]*os.File{},
+	}
+	if err := l.load(); err != nil {
+		for _, f := range l.segs {
+			f.Close()
+		}
+		lock.Close()
+		return nil, err
+	}
+	if err := removeTempSnapshots(dir); err != nil {
+		for _, f := range l.segs {
+			f.Close()
+		}
+		lock.Close()
+		return nil, err
+	}
+	l.pend = l.newBatchLocked()
+	go l.run()
+	return l, nil
+}
+
+func (l *Log) newBatchLocked() *batch {
+	b := &batch{buf: l.spare, done: make(chan struct{})}
+	l.spare = nil
+	return b
+}
+
+// streamLocked returns the stream's entry, creating it.
+func (l *Log) streamLocked(name string) *stream {
+	s := l.streams[name]
+	if s == nil {
+		s = &stream{}
+		l.streams[name] = s
+	}
+	return s
+}
+
+// Append implements persistence.Log. The records become one frame, fsynced
+// before Append returns; appends that arrive while an fsync is under way
+// share the next one. An error wrapping persistence.ErrUnavailable means
+// the records may or may not be in the log: the context ended while the
+// write was under way, or the disk failed, after which every Append fails
+// until the log is reopened.
+func (l *Log) Append(ctx context.Context, name string, data ...[]byte) ([]int64, error) {
+	if name == "" {
+		return nil, errors.New("append: empty stream name")
+	}
+	if len(data) == 0 {
+		return []int64{}, nil
+	}
+	size := frameSize(name, data)
+	if size > maxFrame {
+		return nil, fmt.Errorf("append to %s: %d bytes in one append, more than the %d allowed", name, size, maxFrame)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("append to %s: %w (%w)", name, persistence.ErrUnavailable, err)
+	}
+
+	l.mu.Lock()
+	for {
+		if l.closed {
+			l.mu.Unlock()
+			return nil, fmt.Errorf("append to %s: %w", name, ErrClosed)
+		}
+		if l.failed != nil {
+			err := l.failed
+			l.mu.Unlock()
+			return nil, fmt.Errorf("append to %s: %w: %w", name, persistence.ErrUnavailable, err)
+		}
+		if len(l.pend.buf) == 0 || len(l.pend.buf)+size <= maxPending {
+			break
+		}
+		full := l.pend
+		l.mu.Unlock()
+		select {
+		case <-full.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("append to %s: %w (%w)", name, persistence.ErrUnavailable, ctx.Err())
+		}
+		l.mu.Lock()
+	}
+	s := l.streamLocked(name)
+	first := s.next
+	s.next += int64(len(data))
+	if l.tailPos+int64(size) > l.segLimit && l.tailPos > headerSize {
+		l.tailSeg++
+		l.tailPos = headerSize
+	}
+	b := l.pend
+	off := len(b.buf)
+	b.buf = appendFrame(b.buf, size, name, first, data)
+	b.frames = append(b.frames, pendingFrame{s: s, off: off, f: frame{
+		first: first, seg: l.tailSeg, pos: uint32(l.tailPos), size: uint32(size), count: uint32(len(data)),
+	}})
+	l.tailPos += int64(size)
+	l.mu.Unlock()
+
+	select {
+	case l.wake <- struct{}{}:
+	default: // the flusher has been woken already
+	}
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("append to %s: %w (%w)", name, persistence.ErrUnavailable, ctx.Err())
+	}
+	if b.err != nil {
+		return nil, fmt.Errorf("append to %s: %w: %w", name, persistence.ErrUnavailable, b.err)
+	}
+	offs := make([]int64, len(data))
+	for i := range offs {
+		offs[i] = first + int64(i)
+	}
+	return offs, nil
+}
+
+// run is the flusher: it writes and fsyncs pending batches one after the
+// other until Close, then flushes what is left.
+func (l *Log) run() {
+	defer close(l.done)
+	for {
+		select {
+		case <-l.wake:
+			l.flush()
+		case <-l.quit:
+			l.flush()
+			return
+		}
+	}
+}
+
+// flush writes and fsyncs the pending batch, then makes its frames visible
+// to Replay and releases its callers.
+func (l *Log) flush() {
+	l.mu.Lock()
+	b := l.pend
+	if len(b.frames) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	l.pend = l.newBatchLocked()
+	err := l.failed
+	l.mu.Unlock()
+
+	if err == nil {
+		err = l.write(b)
+	}
+
+	l.mu.Lock()
+	if err != nil {
+		if l.failed == nil {
+			l.failed = err
+		}
+	} else {
+		for _, p := range b.frames {
+			p.s.frames = append(p.s.frames, p.f)
+		}
+	}
+	l.spare = b.buf[:0]
+	l.mu.Unlock()
+	b.buf = nil
+	b.err = err
+	close(b.done)
+}
+
+// write puts the batch on disk, rolling to new segments where Append
+// decided, and fsyncs it (and the directory, when a segment was created).
+func (l *Log) write(b *batch) error {
+	created := false
+	for i := 0; i < len(b.frames); {
+		seg := b.frames[i].f.seg
+		j := i + 1
+		for j < len(b.frames) && b.frames[j].f.seg == seg {
+			j++
+		}
+		if seg != l.activeSeg {
+			if err := l.roll(seg); err != nil {
+				return err
+			}
+			created = true
+		}
+		if int64(b.frames[i].f.pos) != l.activePos {
+			return fmt.Errorf("write segment %d: frame placed at %d, segment ends at %d", seg, b.frames[i].f.pos, l.activePos)
+		}
+		last := b.frames[j-1]
+		chunk := b.buf[b.frames[i].off : last.off+int(last.f.size)]
+		if _, err := l.active.Write(chunk); err != nil {
+			return fmt.Errorf("write segment %s: %w", l.active.Name(), err)
+		}
+		l.activePos += int64(len(chunk))
+		i = j
+	}
+	if err := syncFile(l.active); err != nil {
+		return fmt.Errorf("sync segment %s: %w", l.active.Name(), err)
+	}
+	l.syncs.Add(1)
+	if created {
+		if err := syncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// roll fsyncs the active segment and starts segment seg.
+func (l *Log) roll(seg uint32) error {
+	if err := syncFile(l.active); err != nil {
+		return fmt.Errorf("sync segment %s: %w", l.active.Name(), err)
+	}
+	f, err := createSegment(l.dir, seg)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.segs[seg] = f
+	l.mu.Unlock()
+	l.active, l.activeSeg, l.activePos = f, seg, headerSize
+	return nil
+}
+
+// Replay implements persistence.Log. It reads only the stream's own frames,
+// checks each one's CRC again, and never delivers a record from a damaged
+// frame: it stops with an error wrapping ErrCorrupt. fn may keep r.Data.
+func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(persistence.Record) error) (int64, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return after, fmt.Errorf("replay %s: %w", name, ErrClosed)
+	}
+	var frames []frame
+	if s := l.streams[name]; s != nil {
+		frames = s.frames // entries below len never change: safe to read unlocked
+	}
+	l.mu.Unlock()
+
+	i := sort.Search(len(frames), func(i int) bool {
+		return frames[i].first+int64(frames[i].count)-1 > after
+	})
+	last := after
+	for i < len(frames) {
+		if err := ctx.Err(); err != nil {
+			return last, fmt.Errorf("replay %s: %w (%w)", name, persistence.ErrUnavailable, err)
+		}
+		// Read the run of frames that lie next to each other at once.
+		j, n := i+1, int64(frames[i].size)
+		for j < len(frames) && frames[j].seg == frames[i].seg &&
+			int64(frames[j].pos) == int64(frames[i].pos)+n && n+int64(frames[j].size) <= readChunk {
+			n += int64(frames[j].size)
+			j++
+		}
+		f, err := l.segment(frames[i].seg)
+		if err != nil {
+			return last, fmt.Errorf("replay %s: %w", name, err)
+		}
+		// A fresh buffer each time: records handed to fn point into it.
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, int64(frames[i].pos)); err != nil {
+			return last, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
+		}
+		for _, fr := range frames[i:j] {
+			fb, err := checkFrame(buf[:fr.size], name, fr)
+			if err != nil {
+				return last, fmt.Errorf("replay %s: segment %d at %d: %w: %w", name, fr.seg, fr.pos, ErrCorrupt, err)
+			}
+			buf = buf[fr.size:]
+			p := fb.records
+			for k := 0; k < fb.count; k++ {
+				data, _ := nextRecord(&p) // shape checked by checkFrame
+				off := fr.first + int64(k)
+				if off <= after {
+					continue
+				}
+				if err := fn(persistence.Record{Offset: off, Data: data}); err != nil {
+					return last, err
+				}
+				last = off
+			}
+		}
+		i = j
+	}
+	return last, nil
+}
+
+// checkFrame verifies a frame read back against what the index says of it.
+func checkFrame(b []byte, name string, fr frame) (frameBody, error) {
+	n, err := frameBodyLen(b)
+	if err != nil {
+		return frameBody{}, err
+	}
+	if frameHeader+n != len(b) {
+		return frameBody{}, errLength
+	}
+	if err := checkCRC(b); err != nil {
+		return frameBody{}, err
+	}
+	fb, err := parseBody(b[frameHeader:])
+	if err != nil {
+		return frameBody{}, err
+	}
+	if string(fb.stream) != name || fb.first != fr.first || fb.count != int(fr.count) {
+		return frameBody{}, errors.New("frame is not the indexed one")
+	}
+	return fb, nil
+}
+
+func (l *Log) segment(seg uint32) (*os.File, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, ErrClosed
+	}
+	f := l.segs[seg]
+	if f == nil {
+		return nil, fmt.Errorf("segment %d is not open", seg)
+	}
+	return f, nil
+}
+
+// Close flushes the appends already accepted, waits for their fsync and
+// releases the directory. It returns an error when a write or fsync failed
+// since Open. Calls after Close fail with ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	l.mu.Unlock()
+	close(l.quit)
+	<-l.done
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	if l.failed != nil {
+		errs = append(errs, fmt.Errorf("close log %s: %w", l.dir, l.failed))
+	}
+	for _, f := range l.segs {
+		if err := f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close log %s: %w", l.dir, err))
+		}
+	}
+	if err := l.lock.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close log %s: %w", l.dir, err))
+	}
+	return errors.Join(errs...)
+}
+
+var _ persistence.Log = (*Log)(nil)

@@ -1,0 +1,245 @@
+package filelog
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+const segmentExt = ".seg"
+
+func segmentPath(dir string, seg uint32) string {
+	return filepath.Join(dir, fmt.Sprintf("%010d%s", seg, segmentExt))
+}
+
+// segmentNumbers lists the segments in dir, in order.
+func segmentNumbers(dir string) ([]uint32, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	var segs []uint32
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), segmentExt)
+		if !ok || len(name) != 10 || !e.Type().IsRegular() {
+			continue
+		}
+		n, err := strconv.ParseUint(name, 10, 32)
+		if err != nil {
+			continue
+		}
+		segs = append(segs, uint32(n))
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i] < segs[j] })
+	return segs, nil
+}
+
+// load opens every segment, rebuilds the index, cuts a torn tail off the
+// last segment and makes the last segment the active one, creating the first
+// segment of a new log.
+func (l *Log) load() error {
+	segs, err := segmentNumbers(l.dir)
+	if err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		f, err := createSegment(l.dir, 1)
+		if err != nil {
+			return err
+		}
+		if err := syncFile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("sync segment %s: %w", f.Name(), err)
+		}
+		l.segs[1] = f
+		if err := syncDir(l.dir); err != nil {
+			return err
+		}
+		l.active, l.activeSeg, l.activePos = f, 1, headerSize
+		l.tailSeg, l.tailPos = 1, headerSize
+		return nil
+	}
+	for i, seg := range segs {
+		if i > 0 && seg != segs[i-1]+1 {
+			return fmt.Errorf("open log %s: segment %d missing: %w", l.dir, segs[i-1]+1, ErrCorrupt)
+		}
+		f, err := os.OpenFile(segmentPath(l.dir, seg), os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("open log %s: %w", l.dir, err)
+		}
+		l.segs[seg] = f
+		end, err := l.scan(f, seg, i == len(segs)-1)
+		if err != nil {
+			return err
+		}
+		l.active, l.activeSeg, l.activePos = f, seg, end
+	}
+	if _, err := l.active.Seek(l.activePos, io.SeekStart); err != nil {
+		return fmt.Errorf("open log %s: %w", l.dir, err)
+	}
+	l.tailSeg, l.tailPos = l.activeSeg, l.activePos
+	return nil
+}
+
+// scan reads one segment's frames into the index and returns where its good
+// data ends. In the last segment the first bad frame and everything after it
+// is a torn tail: it is cut off. Elsewhere a bad frame is an error.
+func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("open log %s: %w", l.dir, err)
+	}
+	size := st.Size()
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), readChunk)
+
+	hdr := make([]byte, headerSize)
+	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr) != segmentMagic {
+		if last && (size < headerSize || allZero(f, size)) {
+			// Created but never fully written before a crash.
+			return l.reset(f, seg)
+		}
+		return 0, fmt.Errorf("open log %s: segment %d: no segment header: %w", l.dir, seg, ErrCorrupt)
+	}
+
+	pos := headerSize
+	var body []byte
+	var why error
+	for pos < size {
+		var h [frameHeader]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			why = errShort
+			break
+		}
+		n, err := frameBodyLen(h[:])
+		if err != nil {
+			why = err
+			break
+		}
+		if int64(n) > size-pos-frameHeader {
+			why = errShort
+			break
+		}
+		if cap(body) < frameHeader+n {
+			body = make([]byte, frameHeader+n)
+		}
+		fr := body[:frameHeader+n]
+		copy(fr, h[:])
+		if _, err := io.ReadFull(r, fr[frameHeader:]); err != nil {
+			why = errShort
+			break
+		}
+		if why = checkCRC(fr); why != nil {
+			break
+		}
+		fb, err := parseBody(fr[frameHeader:])
+		if err != nil {
+			why = err
+			break
+		}
+		s := l.streams[string(fb.stream)]
+		if s == nil {
+			s = l.streamLocked(string(fb.stream))
+		}
+		if fb.first != s.next {
+			// Whole and checksummed, yet out of order: not a torn write.
+			return 0, fmt.Errorf("open log %s: segment %d at %d: stream %q jumps from offset %d to %d: %w",
+				l.dir, seg, pos, fb.stream, s.next, fb.first, ErrCorrupt)
+		}
+		s.frames = append(s.frames, frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
+		s.next += int64(fb.count)
+		pos += int64(len(fr))
+	}
+	if why == nil {
+		return pos, nil
+	}
+	if !last {
+		return 0, fmt.Errorf("open log %s: segment %d at %d: %w: %w", l.dir, seg, pos, ErrCorrupt, why)
+	}
+	return l.cut(f, seg, pos)
+}
+
+// cut truncates the last segment to its last good frame, so that new
+// appends follow it.
+func (l *Log) cut(f *os.File, seg uint32, pos int64) (int64, error) {
+	if err := f.Truncate(pos); err != nil {
+		return 0, fmt.Errorf("open log %s: cut torn tail of segment %d at %d: %w", l.dir, seg, pos, err)
+	}
+	if err := syncFile(f); err != nil {
+		return 0, fmt.Errorf("open log %s: cut torn tail of segment %d at %d: %w", l.dir, seg, pos, err)
+	}
+	return pos, nil
+}
+
+// reset rewrites the header of a last segment that a crash left without one.
+func (l *Log) reset(f *os.File, seg uint32) (int64, error) {
+	if err := f.Truncate(0); err != nil {
+		return 0, fmt.Errorf("open log %s: reset segment %d: %w", l.dir, seg, err)
+	}
+	if _, err := f.WriteAt([]byte(segmentMagic), 0); err != nil {
+		return 0, fmt.Errorf("open log %s: reset segment %d: %w", l.dir, seg, err)
+	}
+	if err := syncFile(f); err != nil {
+		return 0, fmt.Errorf("open log %s: reset segment %d: %w", l.dir, seg, err)
+	}
+	return headerSize, nil
+}
+
+// allZero reports whether the first size bytes of f are all zero, as a file
+// extended by the file system but never written reads.
+func allZero(f *os.File, size int64) bool {
+	buf := make([]byte, 64<<10)
+	for off := int64(0); off < size; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		for _, c := range buf[:n] {
+			if c != 0 {
+				return false
+			}
+		}
+		off += int64(n)
+		if err != nil {
+			return err == io.EOF && off >= size
+		}
+	}
+	return true
+}
+
+// createSegment creates a new segment with its header written (not yet
+// fsynced: the first flush into it does that).
+func createSegment(dir string, seg uint32) (*os.File, error) {
+	path := segmentPath(dir, seg)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create segment %s: %w", path, err)
+	}
+	if _, err := f.Write([]byte(segmentMagic)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create segment %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func syncFile(f *os.File) error {
+	return f.Sync()
+}
+
+// syncDir makes the directory's entries (new or renamed files) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
