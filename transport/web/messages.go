@@ -16,6 +16,7 @@ type messages struct {
 	Forwarding    string `json:"forwarding"`
 	Paused        string `json:"paused"`
 	PausedDefault string `json:"pausedDefault"`
+	PausedJoin    string `json:"pausedJoin"`
 	Reconnecting  string `json:"reconnecting"`
 	Gone          string `json:"gone"`
 	YourNumber    string `json:"yourNumber"`
@@ -56,6 +57,7 @@ var catalog = map[string]messages{
 		Forwarding:    "It’s your turn – forwarding you now…",
 		Paused:        "Admission is paused",
 		PausedDefault: "Admission has been paused for the moment. Your place in the queue is kept, and this page continues on its own as soon as admission resumes.",
+		PausedJoin:    "Admission is paused at the moment, so no waiting numbers are being issued. This page tries again on its own and gives you your number as soon as admission resumes.",
 		Reconnecting:  "Connection interrupted – trying again…",
 		Gone:          "This waiting room is not available at the moment.",
 		YourNumber:    "Your waiting number",
@@ -94,6 +96,7 @@ var catalog = map[string]messages{
 		Forwarding:    "Sie sind an der Reihe – Sie werden weitergeleitet …",
 		Paused:        "Der Einlass ist pausiert",
 		PausedDefault: "Der Einlass ist vorübergehend angehalten. Ihr Platz in der Warteschlange bleibt erhalten, und diese Seite läuft von selbst weiter, sobald der Einlass fortgesetzt wird.",
+		PausedJoin:    "Der Einlass ist gerade angehalten, deshalb werden keine Wartenummern vergeben. Diese Seite versucht es von selbst weiter und vergibt Ihre Nummer, sobald der Einlass fortgesetzt wird.",
 		Reconnecting:  "Verbindung unterbrochen – neuer Versuch …",
 		Gone:          "Dieser Warteraum ist derzeit nicht verfügbar.",
 		YourNumber:    "Ihre Wartenummer",

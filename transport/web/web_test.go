@@ -417,3 +417,22 @@ func TestAssets(t *testing.T) {
 		t.Errorf("POST = %d, want 405", rec.Code)
 	}
 }
+
+// TestRoomScriptMessages checks that every t.<key> room.js reads exists in
+// the catalogue, so a missing translation cannot render as "undefined".
+func TestRoomScriptMessages(t *testing.T) {
+	keys := map[string]bool{}
+	typ := reflect.TypeOf(messages{})
+	for i := 0; i < typ.NumField(); i++ {
+		keys[typ.Field(i).Tag.Get("json")] = true
+	}
+	used := regexp.MustCompile(`\bt\.(\w+)`).FindAllStringSubmatch(string(assets["room.js"].body), -1)
+	if len(used) < 10 {
+		t.Fatalf("found only %d message uses in room.js", len(used))
+	}
+	for _, m := range used {
+		if !keys[m[1]] {
+			t.Errorf("room.js uses t.%s, which the catalogue lacks", m[1])
+		}
+	}
+}

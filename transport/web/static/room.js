@@ -660,15 +660,23 @@
 
     setText('aq-state', stateText(pre));
 
+    // The room's own words on a pause come after the page's explanation:
+    // they may be an operator's reason, in whatever language it was typed.
+    var gone = S.phase === 'gone';
+    var hasNumber = S.number > 0;
     var banner = '';
-    if (S.phase === 'gone') banner = t.gone;
-    else if (S.paused) banner = S.pausedMessage || t.pausedDefault;
-    else if (S.trouble) banner = t.reconnecting;
-    setText('aq-banner', banner);
+    var detail = '';
+    if (gone) banner = t.gone;
+    else if (S.paused) {
+      banner = hasNumber ? t.pausedDefault : t.pausedJoin;
+      detail = S.pausedMessage;
+    } else if (S.trouble) banner = t.reconnecting;
+    setText('aq-banner-text', banner);
+    setText('aq-banner-detail', detail);
+    setHidden('aq-banner-detail', detail === '');
     setHidden('aq-banner', banner === '');
 
-    var gone = S.phase === 'gone';
-    setHidden('aq-ticket', gone);
+    setHidden('aq-ticket', gone || (!hasNumber && S.paused));
     setText('aq-number', S.number ? numbers.format(S.number) : '–');
     setHidden('aq-position-row', !S.position);
     if (S.position) setText('aq-position', numbers.format(S.position));
@@ -676,7 +684,7 @@
     setHidden('aq-opening', !pre || gone);
     if (pre) setText('aq-countdown', formatCountdown(S.opensAt - serverNow()));
 
-    setHidden('aq-progress-block', pre || gone);
+    setHidden('aq-progress-block', pre || gone || !hasNumber);
     setText('aq-ahead', ahead === null ? '–' : numbers.format(ahead));
     setText('aq-serving', shown > 0 ? t.numberPrefix + numbers.format(shown) : '–');
     setText('aq-wait', S.phase === 'admitted' || S.phase === 'forwarding' ? t.admitted : ahead === null ? '–' : formatWait(wait, ahead));

@@ -1,0 +1,257 @@
+// Test harness: builds and starts the queue server, creates rooms through
+// the admin API, and launches Chromium.
+//
+// AQ_E2E_TARGET chooses what answers the tests:
+//   server (default)  the aditus-queue binary built from the repository
+//   fake              the front end rendered by ./preview (package web, as
+//                     the server renders it) in front of lib/fake-queue.js,
+//                     a stand-in written from the API contract
+// The tests are the same for both.
+
+import { spawn, execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const e2eDir = path.resolve(here, '..');
+export const repoRoot = path.resolve(e2eDir, '../../..');
+export const artifactsDir = path.join(e2eDir, 'artifacts');
+export const target = process.env.AQ_E2E_TARGET || 'server';
+
+const run = promisify(execFile);
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aq-e2e-'));
+process.on('exit', () => fs.rmSync(workDir, { recursive: true, force: true }));
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const builds = new Map();
+
+// build compiles a Go main package once per test process.
+function build(name, pkg) {
+  if (!builds.has(name)) {
+    const out = path.join(workDir, name);
+    builds.set(
+      name,
+      run('go', ['build', '-o', out, pkg], { cwd: repoRoot, maxBuffer: 16 << 20 }).then(
+        () => out,
+        (err) => {
+          throw new Error(`go build ${pkg} failed:\n${err.stderr || err.message}`);
+        },
+      ),
+    );
+  }
+  return builds.get(name);
+}
+
+export const buildServer = () => build('aditus-queue', repoRoot);
+export const buildPreview = () => build('preview', path.join(repoRoot, 'transport/web/e2e/preview'));
+
+// Proc is a child process whose output is kept for failure reports.
+class Proc {
+  constructor(name, cmd, args) {
+    this.name = name;
+    this.output = [];
+    this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      stream.setEncoding('utf8');
+      stream.on('data', (d) => {
+        this.output.push(d);
+        if (this.output.length > 400) this.output.shift();
+      });
+    }
+  }
+
+  async stop() {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  log() {
+    return `--- ${this.name} ---\n${this.output.join('')}`;
+  }
+}
+
+async function waitHealthy(url, procs, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    for (const p of procs) {
+      if (p.child.exitCode !== null) throw new Error(`${p.name} exited with ${p.child.exitCode}\n${p.log()}`);
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.status === 200) return;
+      last = `status ${res.status}`;
+    } catch (err) {
+      last = err.message;
+    }
+    await sleep(100);
+  }
+  throw new Error(`${url} not healthy after ${timeoutMs} ms (${last})\n${procs.map((p) => p.log()).join('\n')}`);
+}
+
+// Queue is a running queue server with its admin token.
+export class Queue {
+  constructor(base, adminToken, procs) {
+    this.base = base;
+    this.adminToken = adminToken;
+    this.procs = procs;
+  }
+
+  async api(method, p, body) {
+    const res = await fetch(this.base + p, {
+      method,
+      headers: { Authorization: `Bearer ${this.adminToken}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(10000),
+    });
+    const text = await res.text();
+    let json = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = { raw: text };
+    }
+    return { status: res.status, body: json, headers: res.headers };
+  }
+
+  // createRoom creates a room and answers its site object and secret.
+  async createRoom(fields) {
+    const r = await this.api('POST', '/api/admin/queue/sites', {
+      domains: ['127.0.0.1'],
+      ratePerMinute: 60,
+      message: '',
+      accentColor: '#0a63c9',
+      ...fields,
+    });
+    if (r.status !== 201) throw new Error(`create room ${fields.slug}: ${r.status} ${JSON.stringify(r.body)}`);
+    return { site: r.body.site, secret: r.body.secret };
+  }
+
+  // updateRoom sends the whole site object with changes, as PATCH expects.
+  async updateRoom(site, changes) {
+    const { slug, ...rest } = { ...site, ...changes };
+    const r = await this.api('PATCH', `/api/admin/queue/sites/${encodeURIComponent(site.id)}`, rest);
+    if (r.status !== 200) throw new Error(`update room ${slug}: ${r.status} ${JSON.stringify(r.body)}`);
+    return (r.body && r.body.site) || { ...site, ...changes };
+  }
+
+  async join(slug, body = {}) {
+    const r = await this.api('POST', `/queue/${encodeURIComponent(slug)}/join`, body);
+    if (r.status !== 200) throw new Error(`join ${slug}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  }
+
+  roomURL(slug, params = {}) {
+    const u = new URL(`${this.base}/queue/${encodeURIComponent(slug)}`);
+    for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+    return u.toString();
+  }
+
+  async stop() {
+    await Promise.all(this.procs.map((p) => p.stop()));
+  }
+
+  log() {
+    return this.procs.map((p) => p.log()).join('\n');
+  }
+}
+
+// startQueue starts a queue server (see AQ_E2E_TARGET) on a free port and
+// waits until GET /queue/healthz answers 200.
+export async function startQueue() {
+  const adminToken = crypto.randomBytes(24).toString('hex');
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
+  let procs;
+  if (target === 'server') {
+    const bin = await buildServer();
+    procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken])];
+  } else if (target === 'fake') {
+    const preview = await buildPreview();
+    const fakePort = await freePort();
+    const fake = new Proc('fake-queue', process.execPath, [path.join(here, 'fake-queue.js'), '--addr', `127.0.0.1:${fakePort}`, '--admin-token', adminToken]);
+    await waitHealthy(`http://127.0.0.1:${fakePort}/queue/healthz`, [fake]);
+    procs = [fake, new Proc('preview', preview, ['-addr', `127.0.0.1:${port}`, '-backend', `http://127.0.0.1:${fakePort}`, '-admin-token', adminToken, '-public-url', base])];
+  } else {
+    throw new Error(`AQ_E2E_TARGET=${target}: want server or fake`);
+  }
+  try {
+    await waitHealthy(`${base}/queue/healthz`, procs);
+  } catch (err) {
+    await Promise.all(procs.map((p) => p.stop()));
+    throw err;
+  }
+  return new Queue(base, adminToken, procs);
+}
+
+export const chromiumArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+// launchBrowser starts headless Chromium with a fresh temporary profile
+// (Playwright gives every launch its own --user-data-dir).
+export function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: chromiumArgs,
+  });
+}
+
+// waitFor polls fn until it returns a truthy value.
+export async function waitFor(fn, { timeout = 10000, interval = 100, message = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let lastErr;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    await sleep(interval);
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${message}${lastErr ? `: ${lastErr.message}` : ''}`);
+}
+
+export function slug(prefix) {
+  return `${prefix}-${crypto.randomBytes(3).toString('hex')}`;
+}
+
+export function ensureArtifacts() {
+  fs.mkdirSync(artifactsDir, { recursive: true });
+  return artifactsDir;
+}
