@@ -38,6 +38,9 @@ type memLog struct {
 	// snap is the latest snapshot and the offset it covers (-1: none).
 	snap    []byte
 	snapOff int64
+	// durable is the line a recovery would start from: the last line
+	// written by the activation in force, or the snapshot's.
+	durable room.Line
 }
 
 func newMemLog() *memLog { return &memLog{snapOff: -1} }
@@ -130,6 +133,9 @@ func (g *grain) commit(evs []room.Event) error {
 			return errSuperseded
 		}
 		g.st.Apply(off, e)
+		if e.Line != nil && e.Epoch == g.st.Epoch {
+			g.log.durable = *e.Line
+		}
 		g.verified = off
 	}
 	return nil
@@ -184,7 +190,7 @@ func (g *grain) snapshot() {
 	if err != nil {
 		g.tb.Fatalf("snapshot: %v", err)
 	}
-	g.log.snap, g.log.snapOff = b, g.verified
+	g.log.snap, g.log.snapOff, g.log.durable = b, g.verified, g.st.Line
 }
 
 // crash drops g and recovers the room in a new activation at now.
