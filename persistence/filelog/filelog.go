@@ -37,6 +37,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
@@ -263,35 +264,71 @@ func (l *Log) Append(ctx context.Context, name string, data ...[]byte) ([]int64,
 
 // run is the flusher: it writes and fsyncs pending batches one after the
 // other until Close, then flushes what is left.
+//
+// Callers released by a flush mostly append again at once (a grain writes,
+// reads back, writes again). Flushing the moment the first of them is back
+// would split them into two cohorts taking turns, each fsync carrying half
+// of them. So after a flush of n appends, with q more queued meanwhile, the
+// next flush waits until n+q appends are pending, for at most a quarter of
+// the last fsync's duration. A lone caller is never delayed: with n = 1 its
+// own append completes the count.
 func (l *Log) run() {
 	defer close(l.done)
+	gather := time.NewTimer(time.Hour)
+	gather.Stop()
+	expect, linger := 0, time.Duration(0)
 	for {
 		select {
 		case <-l.wake:
-			l.flush()
 		case <-l.quit:
 			l.flush()
 			return
 		}
+		if expect > 1 && l.pending() < expect {
+			gather.Reset(linger)
+		wait:
+			for l.pending() < expect {
+				select {
+				case <-l.wake:
+				case <-gather.C:
+					break wait
+				case <-l.quit:
+					break wait
+				}
+			}
+			gather.Stop()
+		}
+		n, queued, took := l.flush()
+		expect, linger = n+queued, took/4
 	}
 }
 
+func (l *Log) pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pend.frames)
+}
+
 // flush writes and fsyncs the pending batch, then makes its frames visible
-// to Replay and releases its callers.
-func (l *Log) flush() {
+// to Replay and releases its callers. It returns how many appends it
+// flushed, how many were queued by the time it finished, and how long the
+// write and fsync took.
+func (l *Log) flush() (n, queued int, took time.Duration) {
 	l.mu.Lock()
 	b := l.pend
 	if len(b.frames) == 0 {
 		l.mu.Unlock()
-		return
+		return 0, 0, 0
 	}
 	l.pend = l.newBatchLocked()
 	err := l.failed
 	l.mu.Unlock()
 
+	start := time.Now()
 	if err == nil {
 		err = l.write(b)
 	}
+	took = time.Since(start)
 
 	l.mu.Lock()
 	if err != nil {
@@ -303,11 +340,13 @@ func (l *Log) flush() {
 			p.s.frames = append(p.s.frames, p.f)
 		}
 	}
+	queued = len(l.pend.frames)
 	l.spare = b.buf[:0]
 	l.mu.Unlock()
 	b.buf = nil
 	b.err = err
 	close(b.done)
+	return len(b.frames), queued, took
 }
 
 // write puts the batch on disk, rolling to new segments where Append
@@ -384,6 +423,7 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 		return frames[i].first+int64(frames[i].count)-1 > after
 	})
 	last := after
+	var slab []byte
 	for i < len(frames) {
 		if err := ctx.Err(); err != nil {
 			return last, fmt.Errorf("replay %s: %w (%w)", name, persistence.ErrUnavailable, err)
@@ -399,8 +439,13 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 		if err != nil {
 			return last, fmt.Errorf("replay %s: %w", name, err)
 		}
-		// A fresh buffer each time: records handed to fn point into it.
-		buf := make([]byte, n)
+		// Records handed to fn point into buf, so it is carved from slab
+		// and never reused.
+		if int64(len(slab)) < n {
+			slab = make([]byte, max(n, readChunk))
+		}
+		buf := slab[:n:n]
+		slab = slab[n:]
 		if _, err := f.ReadAt(buf, int64(frames[i].pos)); err != nil {
 			return last, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
 		}

@@ -110,13 +110,13 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 	pos := headerSize
 	var body []byte
 	var why error
+	h := make([]byte, frameHeader)
 	for pos < size {
-		var h [frameHeader]byte
-		if _, err := io.ReadFull(r, h[:]); err != nil {
+		if _, err := io.ReadFull(r, h); err != nil {
 			why = errShort
 			break
 		}
-		n, err := frameBodyLen(h[:])
+		n, err := frameBodyLen(h)
 		if err != nil {
 			why = err
 			break
@@ -129,7 +129,7 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 			body = make([]byte, frameHeader+n)
 		}
 		fr := body[:frameHeader+n]
-		copy(fr, h[:])
+		copy(fr, h)
 		if _, err := io.ReadFull(r, fr[frameHeader:]); err != nil {
 			why = errShort
 			break
