@@ -9,13 +9,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 )
 
 // KeySize is the master key's length in bytes.
@@ -71,81 +66,6 @@ func (s *Sealer) Open(sealed, associatedData []byte) ([]byte, error) {
 		return nil, ErrOpen
 	}
 	return p, nil
-}
-
-// LoadOrCreateKey reads <dataDir>/master.key, creating it with a fresh
-// random key (mode 0600, written atomically) when it is missing. A file of
-// the wrong size, or one readable by group or others, is refused.
-func LoadOrCreateKey(dataDir string) ([]byte, error) {
-	path := filepath.Join(dataDir, "master.key")
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil:
-		if fi.Mode().Perm()&0o077 != 0 {
-			return nil, fmt.Errorf("%s is readable by group or others (mode %v); chmod 600 it", path, fi.Mode().Perm())
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		if len(b) != KeySize {
-			return nil, fmt.Errorf("%s holds %d bytes, want %d", path, len(b), KeySize)
-		}
-		return b, nil
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, err
-	}
-	key := make([]byte, KeySize)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dataDir, ".master.key.*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if _, err := tmp.Write(key); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return LoadOrCreateKey(dataDir) // another process won the race
-		}
-		return nil, err
-	}
-	if d, err := os.Open(dataDir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return key, nil
-}
-
-// ParseKey reads a master key given as 64 hex characters or base64 (std or
-// URL alphabet, padded or not), as nodes of a cluster share it through
-// AQ_MASTER_KEY.
-func ParseKey(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	if b, err := hex.DecodeString(s); err == nil && len(b) == KeySize {
-		return b, nil
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil && len(b) == KeySize {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("master key must be %d bytes as hex or base64", KeySize)
 }
 
 // HashSecret hashes an API key, bypass code or admin token for storage.
