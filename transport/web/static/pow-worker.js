@@ -6,7 +6,7 @@
    instead of one per hash keeps the worker busy hashing. */
 'use strict';
 
-var BATCH = 1024;
+var BATCH = 512;
 var LIMIT = 1 << 30;
 
 self.onmessage = function (e) {

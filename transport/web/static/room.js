@@ -706,19 +706,16 @@
     announce(pre, ahead, wait);
   }
 
-  // announce tells screen readers about the numbers in a sentence, on every
-  // change of state and at most every 30 s while the numbers only move.
+  // announce reads the numbers to screen readers as one sentence, at most
+  // every 30 s while they move (the visible figures change several times a
+  // second and are not live regions). Changes of state are announced by the
+  // status line (#aq-state, role=status).
   function announce(pre, ahead, wait) {
-    var text;
-    if (S.phase === 'waiting' && !S.paused && !pre && ahead !== null) {
-      text = fill(t.announce, { ahead: numbers.format(ahead), wait: formatWait(wait, ahead) });
-    } else {
-      text = stateText(pre);
-    }
+    if (S.phase !== 'waiting' || S.paused || pre || ahead === null) return;
+    var text = fill(t.announce, { ahead: numbers.format(ahead), wait: formatWait(wait, ahead) });
     var now = Date.now();
-    var sameKind = S.announced.kind === S.phase + (S.paused ? 'p' : '') + (pre ? 'q' : '');
-    if (text === S.announced.text || (sameKind && now - S.announced.at < ANNOUNCE_EVERY_MS)) return;
-    S.announced = { text: text, at: now, kind: S.phase + (S.paused ? 'p' : '') + (pre ? 'q' : '') };
+    if (text === S.announced.text || now - S.announced.at < ANNOUNCE_EVERY_MS) return;
+    S.announced = { text: text, at: now };
     setText('aq-announce', text);
   }
 

@@ -195,3 +195,46 @@ test('with proof of work on, the shop sends visitors to the waiting room, which 
   await waitFor(() => readPass(page, s), { message: 'the session pass' });
   await ctx.close();
 });
+
+test('without a WebSocket the page polls, says it is still there and is still forwarded', async () => {
+  const s = slug('nows');
+  const shop = await shopFor(s);
+  let { site } = await queue.createRoom({ slug: s, name: 'No Socket', targetUrl: shop.url('/'), ratePerMinute: 1 });
+  await formQueue(s, 2);
+
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  let sockets = 0;
+  await page.routeWebSocket(/\/ws\?/, (ws) => {
+    sockets++;
+    ws.close({ code: 1011, reason: 'unavailable in this test' });
+  });
+  const polls = [];
+  const heartbeats = [];
+  page.on('request', (r) => {
+    if (r.url().startsWith(`${queue.base}/queue/${s}/status?`)) polls.push(r.url());
+    if (r.url() === `${queue.base}/queue/${s}/heartbeat`) heartbeats.push(r.postDataJSON());
+  });
+  await page.clock.install(); // timers under test control: a minute passes on demand
+  await page.goto(queue.roomURL(s));
+  await waitFor(async () => /\d/.test(await page.textContent('#aq-number')), { message: 'a waiting number' });
+  const ticket = await page.evaluate((k) => sessionStorage.getItem(k), `aditus-queue:${s}:ticket`);
+  assert.ok(ticket, 'no ticket stored');
+
+  await page.clock.runFor(61000);
+  await waitFor(() => heartbeats.length > 0, { message: 'a heartbeat' });
+  assert.deepEqual(heartbeats[0], { ticket });
+  assert.ok(sockets >= 1, 'the page never tried the socket');
+  assert.ok(polls.length >= 1, 'the page did not poll');
+
+  site = await queue.updateRoom(site, { ratePerMinute: 600 });
+  await waitFor(
+    async () => {
+      await page.clock.runFor(5000);
+      return new URL(page.url()).origin === shop.base;
+    },
+    { timeout: 30000, interval: 300, message: 'forwarding by polling' },
+  );
+  assert.ok(sockets >= 2, `the socket was not retried (${sockets} attempts)`);
+  await ctx.close();
+});
