@@ -1,0 +1,60 @@
+// Command aditus-queue is a virtual waiting room: `aditus-queue serve` runs
+// a node, `aditus-queue bench` measures one.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/aditus-queue/aditus-queue/bench"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch os.Args[1] {
+	case "serve":
+		cfg, err := parseServeFlags(os.Args[2:], os.Getenv)
+		if err != nil {
+			if err == errHelp {
+				os.Exit(0)
+			}
+			fmt.Fprintln(os.Stderr, "aditus-queue serve:", err)
+			os.Exit(2)
+		}
+		if err := serve(ctx, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "aditus-queue serve:", err)
+			os.Exit(1)
+		}
+	case "bench":
+		os.Exit(bench.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "version", "--version", "-version":
+		fmt.Println("aditus-queue", version)
+	case "help", "--help", "-h", "-help":
+		usage()
+	default:
+		fmt.Fprintf(os.Stderr, "aditus-queue: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage: aditus-queue <command> [flags]
+
+commands:
+  serve     run a node (aditus-queue serve --help for its flags)
+  bench     load tests and benchmarks (aditus-queue bench --help)
+  version   print the version
+`)
+}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/token"
+)
+
+// These tests build the real binary and drive it over HTTP, as a user
+// following the README would.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "aditus-queue-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "aditus-queue")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+type server struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	base string
+	out  *bytes.Buffer
+	mu   sync.Mutex
+}
+
+// startServer runs `aditus-queue serve` and waits for healthz.
+func startServer(t *testing.T, dataDir, addr string, extra ...string) *server {
+	t.Helper()
+	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir}, extra...)
+	cmd := exec.Command(binary(t), args...)
+	s := &server{t: t, cmd: cmd, base: "http://" + addr, out: &bytes.Buffer{}}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.out.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		pw.Close()
+		if t.Failed() {
+			t.Logf("server output:\n%s", s.output())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(s.base + "/queue/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not answer healthz:\n%s", s.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *server) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+func (s *server) kill9() {
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	_ = s.cmd.Wait()
+}
+
+func (s *server) term() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		s.t.Fatal("server did not stop on SIGTERM")
+	}
+}
+
+func (s *server) call(method, path, auth string, body any) (int, map[string]any) {
+	s.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.base+path, rd)
+	if auth != "" {
+		req.Header.Set("Authorization", "Bearer "+auth)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&m)
+	return res.StatusCode, m
+}
+
+// TestGeneratedAdminTokenShownOnce checks the first start prints a token
+// that works, and a second start does not print it again.
+func TestGeneratedAdminTokenShownOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir, freeAddr(t))
+	var tok string
+	for _, line := range strings.Split(s.output(), "\n") {
+		if f := strings.TrimSpace(line); strings.HasPrefix(f, "aqa_") {
+			tok = f
+		}
+	}
+	if tok == "" {
+		t.Fatalf("no admin token printed:\n%s", s.output())
+	}
+	if st, _ := s.call("GET", "/api/admin/queue/sites", tok, nil); st != 200 {
+		t.Fatalf("generated token refused: %d", st)
+	}
+	s.term()
+	s2 := startServer(t, dir, freeAddr(t))
+	if strings.Contains(s2.output(), tok) || strings.Contains(s2.output(), "aqa_") {
+		t.Fatalf("token printed again on the second start")
+	}
+	if st, _ := s2.call("GET", "/api/admin/queue/sites", tok, nil); st != 200 {
+		t.Fatalf("token refused after restart: %d", st)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "admin-token.sha256")); bytes.Contains(b, []byte(tok)) {
+		t.Fatal("admin token stored in clear")
+	}
+}
+
+// TestKill9KeepsEverything kills the server with SIGKILL during a stream
+// of joins and checks that rooms, keys, secrets and every issued number
+// survive: numbers continue above every number ever handed out.
+func TestKill9KeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	const admin = "kill9-admin"
+	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
+	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
+		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true})
+	if st != 201 {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	id := created["site"].(map[string]any)["id"].(string)
+	secret := created["secret"].(string)
+	st, key := s.call("POST", "/api/admin/queue/sites/"+id+"/keys", admin, map[string]any{"name": "runbook"})
+	if st != 201 {
+		t.Fatalf("key: %d %v", st, key)
+	}
+
+	var mu sync.Mutex
+	var maxSeen float64
+	var tickets []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := http.Post(s.base+"/queue/onsale/join", "application/json", nil)
+				if err != nil {
+					return // killed
+				}
+				var m map[string]any
+				_ = json.NewDecoder(res.Body).Decode(&m)
+				res.Body.Close()
+				if n, ok := m["number"].(float64); ok {
+					mu.Lock()
+					if n > maxSeen {
+						maxSeen = n
+					}
+					if len(tickets) < 5 {
+						tickets = append(tickets, m["ticket"].(string))
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	s.kill9()
+	close(stop)
+	wg.Wait()
+	if maxSeen < 50 {
+		t.Fatalf("only %v joins before the kill", maxSeen)
+	}
+
+	s2 := startServer(t, dir, freeAddr(t), "--admin-token", admin)
+	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
+	if st != 200 {
+		t.Fatalf("join after restart: %d %v", st, j)
+	}
+	if n := j["number"].(float64); n <= maxSeen {
+		t.Fatalf("number %v after kill -9, but %v was already handed out", n, maxSeen)
+	}
+	// The key, the secret and tickets issued before the crash still work.
+	if st, m := s2.call("GET", "/api/admin/queue/sites", key["key"].(string), nil); st != 200 || len(m["sites"].([]any)) != 1 {
+		t.Fatalf("API key after restart: %d %v", st, m)
+	}
+	for _, tk := range tickets {
+		if st, m := s2.call("GET", "/queue/onsale/status?ticket="+tk, "", nil); st != 200 {
+			t.Fatalf("ticket from before the crash: %d %v", st, m)
+		}
+	}
+	st, g := s2.call("POST", "/queue/onsale/token", "", map[string]any{"ticket": tickets[0]})
+	if st != 200 {
+		t.Fatalf("token for a ticket from before the crash: %d %v", st, g)
+	}
+	if _, err := token.Verify([]byte(secret), "onsale", g["token"].(string), time.Now()); err != nil {
+		t.Fatalf("token after restart does not verify with the original secret: %v", err)
+	}
+}
+
+func TestBadFlagsAndBusyPort(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--log", "nosuch"},
+		{"serve", "--roles", "wizard"},
+		{"serve", "--log", "kafka"},
+		{"serve", "--nosuchflag"},
+	} {
+		out, err := exec.Command(binary(t), args...).CombinedOutput()
+		if err == nil {
+			t.Errorf("%v: exit 0, want an error", args)
+		}
+		if lines := strings.Count(strings.TrimSpace(string(out)), "\n"); lines > 40 {
+			t.Errorf("%v: %d lines of output", args, lines)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	out, err := exec.Command(binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "listen on") {
+		t.Fatalf("busy port: err %v, output %s", err, out)
+	}
+}
+
+// TestReadmeTour runs the README's curl tour, as written, against a fresh
+// server (only the host and the token are substituted).
+func TestReadmeTour(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the tour needs %s (apt-get install %s)", tool, tool)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- tour -->")
+	block, _, ok2 := strings.Cut(rest, "<!-- /tour -->")
+	if !ok || !ok2 {
+		t.Fatal("README has no tour block")
+	}
+	script := strings.TrimSpace(block)
+	script = strings.TrimPrefix(script, "```sh")
+	script = strings.TrimSuffix(script, "```")
+	addr := freeAddr(t)
+	s := startServer(t, t.TempDir(), addr, "--admin-token", "change-me")
+	script = strings.ReplaceAll(script, "http://localhost:8080", s.base)
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("tour failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"secret":`, `"admitted": true`, `"admitted": false`, "Retry-After:", `"tokenType": "JWT"`, `"valid": true`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("tour output lacks %s:\n%s", want, out)
+		}
+	}
+}

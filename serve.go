@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/filelog"
+	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
+	"github.com/aditus-queue/aditus-queue/persistence/seal"
+	"github.com/aditus-queue/aditus-queue/transport/api"
+)
+
+var errHelp = errors.New("help")
+
+// serveConfig is everything `serve` is told by flags and environment.
+type serveConfig struct {
+	Addr, PublicURL, DataDir, Log, KafkaBrokers, AdminToken, Roles string
+	LogFormat, LogLevel, MasterKey                                 string
+	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
+	ClusterPort, KafkaPartitions, KafkaReplication                 int
+}
+
+// parseServeFlags reads flags; each has an environment twin (AQ_ + the
+// flag in upper snake case), and flags win.
+func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	str := func(p *string, name, def, usage string) {
+		if v := getenv(envName(name)); v != "" {
+			def = v
+		}
+		fs.StringVar(p, name, def, usage+" (env "+envName(name)+")")
+	}
+	num := func(p *int, name string, def int, usage string) {
+		if v := getenv(envName(name)); v != "" {
+			fmt.Sscan(v, &def)
+		}
+		fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
+	}
+	str(&c.Addr, "addr", ":8080", "HTTP listen address")
+	str(&c.PublicURL, "public-url", "http://localhost:8080", "base of the links the server hands out")
+	str(&c.DataDir, "data-dir", "./data", "embedded log and master key")
+	str(&c.Log, "log", "file", "event log: file (embedded, one node) or kafka")
+	str(&c.KafkaBrokers, "kafka-brokers", "", "comma-separated host:port of the Kafka brokers")
+	num(&c.KafkaPartitions, "kafka-partitions", 8, "partitions of the events topic when it is created")
+	num(&c.KafkaReplication, "kafka-replication", 1, "replication factor of the topics when they are created")
+	str(&c.AdminToken, "admin-token", "", "the operator's bearer token (default: generated and printed once on first start)")
+	str(&c.Roles, "roles", "front,actor", "roles of this node: front, actor or both")
+	str(&c.MasterKey, "master-key", "", "64 hex chars or base64 master key sealing secrets (default: <data-dir>/master.key); every node of a cluster needs the same")
+	str(&c.LogFormat, "log-format", "text", "log format: text or json")
+	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	str(&c.ClusterHost, "cluster-host", "127.0.0.1", "address the cluster endpoint binds")
+	num(&c.ClusterPort, "cluster-port", 0, "port of the cluster endpoint (0: any free port)")
+	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
+	str(&c.ClusterHealth, "cluster-health", "", "host:port of this member's cluster health endpoint (default: cluster-host, any port)")
+	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil, errHelp
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch c.Log {
+	case "file":
+	case "kafka":
+		if c.KafkaBrokers == "" {
+			return nil, errors.New("--log kafka needs --kafka-brokers")
+		}
+	default:
+		return nil, fmt.Errorf("--log must be file or kafka, not %q", c.Log)
+	}
+	for _, r := range strings.Split(c.Roles, ",") {
+		if r = strings.TrimSpace(r); r != "front" && r != "actor" {
+			return nil, fmt.Errorf("--roles: unknown role %q (front, actor)", r)
+		}
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return nil, fmt.Errorf("--log-format must be text or json")
+	}
+	return c, nil
+}
+
+func envName(flagName string) string {
+	return "AQ_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (c *serveConfig) has(role string) bool {
+	for _, r := range strings.Split(c.Roles, ",") {
+		if strings.TrimSpace(r) == role {
+			return true
+		}
+	}
+	return false
+}
+
+func newLogger(c *serveConfig, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs one node until ctx ends, then shuts down gracefully: in-flight
+// requests finish, grains write their final checkpoints, the log flushes.
+func serve(ctx context.Context, c *serveConfig) error {
+	logger := newLogger(c, os.Stderr)
+	slog.SetDefault(logger)
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	// Bind the HTTP port first: a busy port is one clear line, before
+	// anything else starts.
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Addr, err)
+	}
+	defer ln.Close()
+
+	var key []byte
+	if c.MasterKey != "" {
+		key, err = seal.ParseKey(c.MasterKey)
+	} else {
+		key, err = seal.LoadOrCreateKey(c.DataDir)
+	}
+	if err != nil {
+		return fmt.Errorf("master key: %w", err)
+	}
+	sealer, err := seal.NewSealer(key)
+	if err != nil {
+		return fmt.Errorf("master key: %w", err)
+	}
+	adminHash, err := adminToken(c, os.Stdout)
+	if err != nil {
+		return err
+	}
+
+	var elog persistence.Log
+	if c.has("actor") {
+		elog, err = openLog(ctx, c)
+		if err != nil {
+			return err
+		}
+		defer elog.Close()
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var peers []string
+	if c.Peers != "" {
+		for _, p := range strings.Split(c.Peers, ",") {
+			peers = append(peers, strings.TrimSpace(p))
+		}
+	}
+	actorLog := logger.With("component", "protoactor")
+	if c.LogLevel != "debug" {
+		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
+	}
+	n, err := node.Start(node.Config{
+		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
+		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
+		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg)},
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
+		Hash: seal.HashSecret, Logger: logger, Registry: reg})
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	logger.Info("aditus-queue serving", "addr", ln.Addr().String(), "public", c.PublicURL, "log", c.Log,
+		"roles", c.Roles, "cluster", n.Address(), "health", n.HealthAddr())
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http: %w", err)
+		}
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_ = httpSrv.Shutdown(sctx)
+	n.Stop(sctx)
+	return nil
+}
+
+func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
+	if c.Log == "kafka" {
+		octx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		l, err := kafkalog.Open(octx, kafkalog.Config{Brokers: strings.Split(c.KafkaBrokers, ","),
+			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication})
+		if err != nil {
+			return nil, fmt.Errorf("kafka at %s: %w", c.KafkaBrokers, err)
+		}
+		return l, nil
+	}
+	l, err := filelog.Open(filepath.Join(c.DataDir, "log"))
+	if err != nil {
+		return nil, fmt.Errorf("embedded log: %w", err)
+	}
+	return l, nil
+}
+
+// adminToken returns the hash of the operator's token. Without one given, a
+// token is generated on first start, printed this once, and only its hash
+// is kept in the data directory.
+func adminToken(c *serveConfig, out io.Writer) ([]byte, error) {
+	if c.AdminToken != "" {
+		return seal.HashSecret(c.AdminToken), nil
+	}
+	path := filepath.Join(c.DataDir, "admin-token.sha256")
+	if b, err := os.ReadFile(path); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	tok := "aqa_" + base64.RawURLEncoding.EncodeToString(raw)
+	h := seal.HashSecret(tok)
+	if err := os.WriteFile(path, h, 0o600); err != nil {
+		return nil, fmt.Errorf("store admin token hash: %w", err)
+	}
+	fmt.Fprintf(out, "\nadmin token (shown once; only its hash is kept in %s):\n\n    %s\n\n", path, tok)
+	return h, nil
+}
