@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -11,8 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-
-	"crypto/rand"
 )
 
 // EnvKey is the environment variable through which the nodes of a cluster

@@ -1,26 +1,38 @@
-// Package seal keeps secrets at rest: room signing secrets and ticket keys
-// are sealed with AES-256-GCM under the node's master key before they enter
-// the log; API keys and bypass codes are stored only as hashes.
+// Package seal keeps secrets at rest: a room's signing secret and ticket
+// key stand in the log only sealed (AES-256-GCM under the node's master
+// key), and API keys and bypass codes only as hashes.
 package seal
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/rand"
+	"crypto/hkdf"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 )
 
-// KeySize is the master key's length in bytes.
+// KeySize is the size of a master key in bytes.
 const KeySize = 32
 
-const version = 1
+// version 1: AES-256-GCM under a key derived from the master key with
+// HKDF-SHA256, a random 96-bit nonce, the version byte authenticated with
+// the associated data. A sealed message is
+//
+//	version (1 byte) | nonce (12) | ciphertext | tag (16)
+const (
+	version1     = 1
+	version1Info = "aditus-queue seal v1 aes-256-gcm"
+)
 
-// ErrOpen is returned when a sealed value cannot be opened: wrong key,
-// wrong associated data, or tampered bytes.
-var ErrOpen = errors.New("seal: cannot open sealed value")
+// Overhead is how many bytes Seal adds to a plaintext.
+const Overhead = 1 + 12 + 16
+
+// ErrOpen is returned by Open for every message it cannot open: wrong key,
+// wrong associated data, tampered or truncated bytes, unknown version. The
+// causes are not told apart on purpose.
+var ErrOpen = errors.New("seal: cannot open sealed value (wrong key or associated data, or damaged)")
 
 // Sealer seals and opens secrets under one master key. It is safe for
 // concurrent use.
@@ -28,53 +40,75 @@ type Sealer struct {
 	aead cipher.AEAD
 }
 
-// NewSealer returns a Sealer for a 32-byte master key.
-func NewSealer(key []byte) (*Sealer, error) {
-	if len(key) != KeySize {
-		return nil, fmt.Errorf("seal: master key must be %d bytes, not %d", KeySize, len(key))
+// NewSealer returns a Sealer for the master key, which must be KeySize
+// bytes. The Sealer keeps only a key derived from the master key for this
+// purpose, so the master key may serve others under other derivations.
+func NewSealer(masterKey []byte) (*Sealer, error) {
+	if len(masterKey) != KeySize {
+		return nil, fmt.Errorf("seal: master key is %d bytes, want %d", len(masterKey), KeySize)
+	}
+	key, err := hkdf.Key(sha256.New, masterKey, nil, version1Info, 32)
+	if err != nil {
+		return nil, fmt.Errorf("seal: derive key: %w", err)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
+	aead, err := cipher.NewGCMWithRandomNonce(block)
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
 	return &Sealer{aead: aead}, nil
 }
 
-// Seal encrypts plaintext bound to associatedData (e.g. the room and the
-// purpose): version byte ‖ 12-byte random nonce ‖ ciphertext and tag.
+// Seal encrypts and authenticates plaintext. associatedData is not stored
+// but bound to the result: Open succeeds only with the same bytes, so pass
+// what the secret belongs to (room id and purpose, e.g. "room:<id>:secret"),
+// and a sealed secret copied to another room or field fails to open. Nonces
+// are random, so one master key must not seal more than 2^32 messages;
+// secrets are sealed when created or rotated, far fewer.
 func (s *Sealer) Seal(plaintext, associatedData []byte) []byte {
-	out := make([]byte, 1+s.aead.NonceSize(), 1+s.aead.NonceSize()+len(plaintext)+s.aead.Overhead())
-	out[0] = version
-	if _, err := rand.Read(out[1:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return s.aead.Seal(out, out[1:], plaintext, associatedData)
+	out := make([]byte, 1, Overhead+len(plaintext))
+	out[0] = version1
+	return s.aead.Seal(out, nil, plaintext, ad(version1, associatedData))
 }
 
-// Open decrypts a value sealed with the same key and associated data.
+// Open checks and decrypts a message made by Seal with the same master key
+// and associated data. Any other input gives ErrOpen, never a partial or
+// unauthenticated plaintext.
 func (s *Sealer) Open(sealed, associatedData []byte) ([]byte, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < 1+n+s.aead.Overhead() || sealed[0] != version {
+	if len(sealed) < Overhead || sealed[0] != version1 {
 		return nil, ErrOpen
 	}
-	p, err := s.aead.Open(nil, sealed[1:1+n], sealed[1+n:], associatedData)
+	pt, err := s.aead.Open(nil, nil, sealed[1:], ad(version1, associatedData))
 	if err != nil {
 		return nil, ErrOpen
 	}
-	return p, nil
+	return pt, nil
 }
 
-// HashSecret hashes an API key, bypass code or admin token for storage.
-// These secrets carry at least 100 random bits, so a fast hash is right: no
-// guessing attack is helped by slowness, and lookups stay cheap.
+// ad prefixes the associated data with the format version, so that a
+// message cannot be passed off as another version's.
+func ad(version byte, associatedData []byte) []byte {
+	b := make([]byte, 0, 1+len(associatedData))
+	return append(append(b, version), associatedData...)
+}
+
+// HashSecret is the form in which API keys, bypass codes and admin tokens
+// are stored: the SHA-256 of the secret. A fast hash is the right one here,
+// not a slow password hash (bcrypt, scrypt, Argon2): the secrets we hash are
+// generated by us with at least 128 bits of entropy, so nobody can find one
+// from its hash however many guesses a second they make, and checking one on
+// every request stays cheap. Do not use it for secrets people choose.
 func HashSecret(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
 }
 
-// Equal compares two hashes in constant time.
-func Equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
+// Equal reports whether a and b are equal, in time that depends only on
+// their lengths: compare a presented secret's hash with the stored one with
+// Equal, never with bytes.Equal.
+func Equal(a, b []byte) bool {
+	return subtle.ConstantTimeCompare(a, b) == 1
+}
