@@ -59,6 +59,8 @@ type directoryGrain struct {
 	j     journal
 	ready bool
 	dead  bool
+	// since counts records applied since the last snapshot.
+	since int
 }
 
 func newDirectoryGrain(d *Deps) actor.Actor { return &directoryGrain{deps: d} }
@@ -162,7 +164,8 @@ func (g *directoryGrain) write(e dirEvent, result any) *wire.Response {
 		g.st.apply(r.Offset, r.Data)
 	}
 	g.j.verified = res.last
-	if len(res.records) > 200 {
+	if g.since += len(res.records); g.since >= 200 {
+		g.since = 0
 		g.snapshot()
 	}
 	return okResponse(result)
