@@ -7,6 +7,10 @@ type Metrics struct {
 	Joins       prometheus.Counter
 	Tokens      prometheus.Counter
 	Activations prometheus.Counter
+	// Admissions counts regular admissions (tokens for a number); Bypasses
+	// counts bypass-code admissions, which take no slot.
+	Admissions prometheus.Counter
+	Bypasses   prometheus.Counter
 }
 
 // NewMetrics registers the grain counters with reg.
@@ -15,7 +19,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Joins:       prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_joins_total", Help: "Numbers issued."}),
 		Tokens:      prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_tokens_issued_total", Help: "Admission tokens minted (admissions and bypasses)."}),
 		Activations: prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_grain_activations_total", Help: "Room grain activations on this member."}),
+		Admissions:  prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_admissions_total", Help: "Admission tokens minted for a waiting number."}),
+		Bypasses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_bypass_admissions_total", Help: "Admission tokens minted for a bypass code."}),
 	}
-	reg.MustRegister(m.Joins, m.Tokens, m.Activations)
+	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses)
 	return m
 }
