@@ -193,9 +193,6 @@ func (l *Log) Append(ctx context.Context, name string, data ...[]byte) ([]int64,
 	if name == "" {
 		return nil, errors.New("append: empty stream name")
 	}
-	if len(data) == 0 {
-		return []int64{}, nil
-	}
 	size := frameSize(name, data)
 	if size > maxFrame {
 		return nil, fmt.Errorf("append to %s: %d bytes in one append, more than the %d allowed", name, size, maxFrame)
@@ -214,6 +211,10 @@ func (l *Log) Append(ctx context.Context, name string, data ...[]byte) ([]int64,
 			err := l.failed
 			l.mu.Unlock()
 			return nil, fmt.Errorf("append to %s: %w: %w", name, persistence.ErrUnavailable, err)
+		}
+		if len(data) == 0 {
+			l.mu.Unlock()
+			return []int64{}, nil
 		}
 		if len(l.pend.buf) == 0 || len(l.pend.buf)+size <= maxPending {
 			break

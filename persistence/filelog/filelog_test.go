@@ -258,6 +258,7 @@ func TestAppendRules(t *testing.T) {
 		call func() error
 	}{
 		{"Append", func() error { _, err := l.Append(ctx, "r", []byte("x")); return err }},
+		{"EmptyAppend", func() error { _, err := l.Append(ctx, "r"); return err }},
 		{"Replay", func() error {
 			_, err := l.Replay(ctx, "r", -1, func(persistence.Record) error { return nil })
 			return err
@@ -393,4 +394,78 @@ func TestSnapshots(t *testing.T) {
 	if _, ok, err := l.LoadSnapshot(ctx, "room-b"); ok || err != nil {
 		t.Fatalf("moved snapshot: ok %v err %v, want none", ok, err)
 	}
+}
+
+// Readers follow writers the way a grain reads its stream back after each
+// write: incrementally, from the last offset it has seen.
+func TestReplayWhileAppending(t *testing.T) {
+	l := mustOpen(t, t.TempDir(), 4096)
+	defer mustClose(t, l)
+	ctx := context.Background()
+	const writers, each = 4, 100
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if _, err := l.Append(ctx, "r", []byte(fmt.Sprintf("w%d-%d", w, i)), []byte("pair")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	last := int64(-1)
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		got, err := l.Replay(ctx, "r", last, func(r persistence.Record) error {
+			if r.Offset != last+1 {
+				return fmt.Errorf("got offset %d after %d", r.Offset, last)
+			}
+			if r.Offset%2 == 1 && string(r.Data) != "pair" {
+				return fmt.Errorf("offset %d: got %q, want the second record of a pair", r.Offset, r.Data)
+			}
+			last = r.Offset
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != last {
+			t.Fatalf("replay returned %d, delivered up to %d", got, last)
+		}
+	}
+	if last != 2*writers*each-1 {
+		t.Fatalf("read up to %d, want %d", last, 2*writers*each-1)
+	}
+}
+
+// After a failed write the log refuses appends rather than guess where the
+// file stands; a reopen cuts whatever the failure left and goes on.
+func TestWriteFailureIsSticky(t *testing.T) {
+	dir := t.TempDir()
+	l := mustOpen(t, dir, defaultSegmentSize)
+	ctx := context.Background()
+	appendRecords(t, l, "r", 0, 3)
+	l.active.Close() // the next write fails as a failing disk's would
+	for i := 0; i < 2; i++ {
+		if _, err := l.Append(ctx, "r", []byte("lost")); !errors.Is(err, persistence.ErrUnavailable) {
+			t.Fatalf("append %d after a write failure: got %v, want ErrUnavailable", i, err)
+		}
+	}
+	if err := l.Close(); err == nil {
+		t.Fatal("Close after a write failure reported nothing")
+	}
+	l = mustOpen(t, dir, defaultSegmentSize)
+	defer mustClose(t, l)
+	checkStream(t, l, "r", 3)
+	appendRecords(t, l, "r", 3, 5)
+	checkStream(t, l, "r", 5)
 }
