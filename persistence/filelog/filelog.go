@@ -15,11 +15,15 @@
 // offset costs what was appended since. Adjacent frames of a stream are read
 // with one read.
 //
-// Crashes. A record is fsynced before Append returns. After a crash the last
-// segment may end in a torn frame (short, or failing its CRC); Open cuts the
-// segment back to the last good frame and appends continue from there. A bad
-// frame anywhere else is damage to acknowledged data: Open refuses with an
-// error wrapping ErrCorrupt instead of silently dropping what follows.
+// Crashes. A record is fsynced before Append returns. A crash can only tear
+// what was not yet fsynced, which is the end of the last segment, so there
+// the first bad frame (short, or failing its CRC or shape checks) starts the
+// torn tail: Open cuts the segment back to the last good frame and appends
+// continue from there. Damage in the middle of the last segment (bit rot,
+// not a crash) cannot be told from a tear and is cut the same way. A bad
+// frame in an earlier segment, which was fsynced whole before the next one
+// began, is damage to acknowledged data: Open refuses with an error wrapping
+// ErrCorrupt instead of silently dropping what follows.
 //
 // Snapshots live beside the log, one file per stream in snapshots/, each
 // written to a temporary file, fsynced and renamed into place.
