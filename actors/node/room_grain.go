@@ -50,6 +50,12 @@ const (
 	minBlock           = 16
 	maxBlock           = 100_000
 	maxWaiters         = 100_000
+	// abandonInterval is how often the grain looks for abandoned numbers
+	// ahead of the window; abandonAhead how far ahead it looks, a little
+	// more than one interval of the rate, so the window never reaches a
+	// position no scan has examined.
+	abandonInterval = 2 * time.Second
+	abandonAhead    = 3 * time.Second
 )
 
 // Local messages (never cross members).
@@ -117,6 +123,12 @@ type roomGrain struct {
 	dirty   bool
 	pubView []byte
 
+	// presence is when each waiting number was last seen, for abandon
+	// detection; it is not in the log and starts afresh on activation.
+	presence   *room.Presence
+	abandonAt  time.Time
+	abandoning bool
+
 	stopTick chan struct{}
 }
 
@@ -181,6 +193,7 @@ func (g *roomGrain) activate() {
 	}
 	st.Recovered()
 	g.st = st
+	g.presence = room.NewPresence(st, g.now().UnixNano())
 	if err := g.unseal(); err != nil {
 		g.log.Error("cannot open room secrets (wrong master key?)", "error", err)
 		return
@@ -260,6 +273,7 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 		}
 		pid := actor.NewPID(r.Address, r.ID)
 		g.subs[pid.String()] = &subscriber{pid: pid, expires: g.now().Add(subscriberTTL)}
+		g.seen(r.Seen, now)
 		g.respond(ctx, okResponse(g.st.View))
 	case opGet:
 		var r AdminRequest
@@ -463,6 +477,7 @@ func (g *roomGrain) join(ctx actor.Context) {
 func (g *roomGrain) joined(n uint64, reply func(*wire.Response)) {
 	g.joinsThisSecond++
 	g.dirty = true
+	g.seen([]uint64{n}, g.now().UnixNano())
 	if g.deps.Metrics != nil {
 		g.deps.Metrics.Joins.Inc()
 	}
@@ -643,6 +658,10 @@ func (g *roomGrain) onTick() {
 		}, done: func(error) {}})
 		g.pump()
 	}
+	if now.Sub(g.abandonAt) >= abandonInterval {
+		g.abandonAt = now
+		g.scanAbandoned(now.UnixNano())
+	}
 	if !g.snapshotting && g.sinceSnap > 0 && (g.sinceSnap >= snapshotEvery || now.Sub(g.snapshotAt) >= snapshotInterval) {
 		g.saveSnapshot()
 	}
@@ -652,6 +671,52 @@ func (g *roomGrain) onTick() {
 		}
 	}
 	g.publish(false)
+}
+
+// seen records presence reports (a join is the first). Numbers never
+// issued are ignored: a report must not make the memory grow for nobody.
+func (g *roomGrain) seen(numbers []uint64, now int64) {
+	if !g.st.Config.Abandon.Enabled {
+		return
+	}
+	for _, n := range numbers {
+		if n <= g.st.Issued {
+			g.presence.Seen(n, now)
+		}
+	}
+}
+
+// scanAbandoned looks for silent numbers just ahead of the window. Most
+// scans find nothing and write nothing; when one finds some, the write is
+// queued and decides again against the state it finds then.
+func (g *roomGrain) scanAbandoned(now int64) {
+	if !g.st.Config.Abandon.Enabled {
+		// Nobody reports presence while detection is off.
+		g.presence.Forget(&g.st.View, now)
+		return
+	}
+	if g.abandoning {
+		return
+	}
+	evs, cursor := g.st.DecideAbandon(g.presence, now, abandonAhead)
+	if len(evs) == 0 {
+		g.presence.Examined(&g.st.View, cursor)
+		return
+	}
+	g.abandoning = true
+	g.queue = append(g.queue, &task{kind: "abandon", decide: func(now int64) ([]room.Event, error) {
+		evs, cursor := g.st.DecideAbandon(g.presence, now, abandonAhead)
+		if len(evs) == 0 {
+			g.presence.Examined(&g.st.View, cursor)
+		}
+		return evs, nil
+	}, done: func(err error) {
+		g.abandoning = false
+		if err == nil {
+			g.presence.Examined(&g.st.View, g.st.AbandonScan)
+		}
+	}})
+	g.pump()
 }
 
 func (g *roomGrain) saveSnapshot() {

@@ -1,0 +1,138 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+)
+
+// skewClock is the real clock moved forward by a settable amount: grains
+// tick in real time, but decide in the time it tells.
+type skewClock struct{ skew atomic.Int64 }
+
+func (c *skewClock) Now() time.Time           { return time.Now().Add(time.Duration(c.skew.Load())) }
+func (c *skewClock) Advance(d time.Duration) { c.skew.Add(int64(d)) }
+
+func startNodeAt(t *testing.T, l persistence.Log, clock *skewClock) *Node {
+	t.Helper()
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: testSealer{}, Hash: hash, Now: clock.Now,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Presence reported to a front node (heartbeats, sockets) reaches the grain
+// in the sync, and the grain moves the window over the silent numbers only.
+// After a restart nobody is counted before a grace period has passed again,
+// and the count survives.
+func TestAbandonDetectionInTheGrain(t *testing.T) {
+	l := memlog.New()
+	clock := &skewClock{}
+	n := startNodeAt(t, l, clock)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := room.Config{Slug: "abandon", Name: "Abandon", RatePerMinute: 60, Active: true,
+		Abandon: room.Abandon{Enabled: true, GraceSeconds: 60}}
+	cr, err := n.Client.Create(ctx, cfg, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.View.ID
+	const joins = 300
+	for range joins {
+		if _, err := n.Client.Join(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := func(n *Node) *room.View {
+		r, err := n.Views.ByID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.View
+	}
+	view(n) // in use on this front: synced every second
+	// Even numbers stay (their page reports presence), odd ones are gone.
+	// Time runs twenty times faster than the sync, so the even numbers are
+	// seen about every twenty seconds of room time.
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			for k := uint64(2); k <= joins; k += 2 {
+				n.Views.Seen(id, k)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	for range 80 {
+		clock.Advance(time.Second)
+		time.Sleep(50 * time.Millisecond)
+	}
+	eventually(t, 10*time.Second, "abandoned numbers counted", func() bool { return view(n).Abandoned > 0 })
+	stop.Store(true)
+	wg.Wait()
+	v := view(n)
+	// The scans examined positions up to about serving + 3 s of the rate;
+	// only odd numbers may be among the counted ones.
+	now := clock.Now().UnixNano()
+	serving := v.Serving(now)
+	if v.Abandoned > (serving-5)/2+1 {
+		t.Fatalf("%d abandoned with serving at %d: more than the odd numbers the window reached", v.Abandoned, serving)
+	}
+	t.Logf("%d abandoned, serving %d", v.Abandoned, serving)
+	before := v.Abandoned
+
+	// Restart on the same log: the count survives, and the new activation,
+	// which has seen nobody yet, counts nobody for a grace period.
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t0 := time.Now()
+	n.Stop(stopCtx)
+	stopCancel()
+	t.Logf("stop took %v", time.Since(t0))
+	n2 := startNodeAt(t, l, clock)
+	defer n2.Stop(context.Background())
+	if _, err := n2.Client.Join(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	v2 := view(n2)
+	if v2.Abandoned != before {
+		t.Fatalf("after restart: %d abandoned, want %d", v2.Abandoned, before)
+	}
+	for range 50 {
+		clock.Advance(time.Second)
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2500 * time.Millisecond) // a scan or two in real time
+	if v := view(n2); v.Abandoned != before {
+		t.Fatalf("%d abandoned 50 s after the restart with nobody reporting, want still %d", v.Abandoned, before)
+	}
+	clock.Advance(20 * time.Second)
+	eventually(t, 10*time.Second, "abandoned counted a grace period after the restart", func() bool {
+		return view(n2).Abandoned > before
+	})
+}
