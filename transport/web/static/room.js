@@ -18,6 +18,7 @@
   var TOKEN_RETRY_MS = 3000;
   var DRAW_GRACE_MS = 60000;
   var ANNOUNCE_EVERY_MS = 30000;
+  var SILENT_SOCKET_MS = 20000;
 
   var card = document.getElementById('aq-card');
   var numbers = new Intl.NumberFormat(cfg.lang === 'de' ? 'de-DE' : 'en-GB');
@@ -391,6 +392,14 @@
   var socketOpen = false;
   var socketAttempts = 0;
   var socketTimer = 0;
+  var lastFrameAt = 0;
+
+  // The room pushes a frame at least every few seconds; an open socket that
+  // stays silent (a proxy swallowing frames, a half-dead connection) is
+  // dropped so that polling takes over.
+  setInterval(function () {
+    if (socketOpen && Date.now() - lastFrameAt > SILENT_SOCKET_MS && socket) socket.close();
+  }, 5000);
 
   function connect() {
     if (socket || !S.ticket || S.phase === 'forwarding' || S.phase === 'gone') return;
@@ -407,12 +416,14 @@
     s.onopen = function () {
       if (s !== socket) return;
       socketOpen = true;
+      lastFrameAt = Date.now();
       socketAttempts = 0;
       S.trouble = false;
       stopPolling();
     };
     s.onmessage = function (e) {
       if (s !== socket) return;
+      lastFrameAt = Date.now();
       var f;
       try {
         f = JSON.parse(e.data);

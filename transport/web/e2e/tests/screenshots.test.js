@@ -107,7 +107,8 @@ test('screenshots of the other states (opening countdown, paused, not found)', a
       ready: async (page) => {
         await waiting(page);
         paused.site = await queue.updateRoom(paused.site, { active: false });
-        await waitFor(async () => (await page.textContent('#aq-state')) === 'Der Einlass ist pausiert', { message: 'the paused state' });
+        // Pushed at once over the socket; by polling it can take a poll interval.
+        await waitFor(async () => (await page.textContent('#aq-state')) === 'Der Einlass ist pausiert', { timeout: 30000, message: 'the paused state' });
       },
     }),
   );
