@@ -28,6 +28,7 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.POST("/queue/:slug/heartbeat", s.handleHeartbeat)
 	e.GET("/queue/:slug/embed.js", s.handleEmbed)
 	e.GET("/queue/:slug/enter", s.handleEnter)
+	e.GET("/queue/:slug/pow", s.handlePow)
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
 }
 
@@ -415,6 +416,3 @@ func roomURL(room, ticket, ret, defaultTarget string) string {
 	}
 	return room + "?" + q.Encode()
 }
-
-// checkPow is replaced when proof of work is enabled for the room.
-func (s *Server) checkPow(c echo.Context, r *node.Room, sol *powSolution) error { return nil }

@@ -1,0 +1,183 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/room"
+)
+
+// Proof of work before a join (seed: "proof-of-work bot protection"). The
+// challenge is stateless and signed for the room (room.SignChallenge), so
+// any front node issues and checks it. What a node remembers is only which
+// challenges it has seen spent: a best-effort guard against reuse, bounded
+// in memory; the real cost for a bot farm is the hash work itself.
+
+// maxSpent bounds the spent challenges a node remembers: 512 Ki entries,
+// about 26 MB when full (52 bytes an entry, measured by
+// BenchmarkSpentSetMemory). It is reached only past some 1,700 solved joins
+// a second on one node, sustained for the five minutes a challenge lives;
+// beyond it the oldest spent challenges are forgotten first, and each of
+// those can buy one more join before it expires.
+const maxSpent = 1 << 19
+
+// spent is shared by every server of the process: one process is one node.
+var spent = newSpentSet(maxSpent)
+
+// spentSet remembers spent challenges until they expire.
+type spentSet struct {
+	mu sync.Mutex
+	// mu guards ids, order and head.
+	// ids maps the first 8 bytes of a spent challenge's random id to its
+	// expiry (Unix seconds). 64 random bits keep collisions out of reach
+	// at this size; a collision only asks a visitor for one more solution.
+	ids map[uint64]uint32
+	// order holds the ids as they were spent, from head on; expiries follow
+	// spending order closely, so pruning from the front frees the expired.
+	order []uint64
+	head  int
+	limit int
+}
+
+func newSpentSet(limit int) *spentSet {
+	return &spentSet{ids: map[uint64]uint32{}, limit: limit}
+}
+
+// spend marks id spent until expires and reports whether it was fresh.
+func (s *spentSet) spend(id uint64, expires, now uint32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked(now)
+	if _, ok := s.ids[id]; ok {
+		return false
+	}
+	if len(s.ids) >= s.limit {
+		delete(s.ids, s.order[s.head])
+		s.head++
+	}
+	s.ids[id] = expires
+	s.order = append(s.order, id)
+	return true
+}
+
+// pruneLocked drops expired entries from the front of order.
+func (s *spentSet) pruneLocked(now uint32) {
+	for s.head < len(s.order) && s.ids[s.order[s.head]] < now {
+		delete(s.ids, s.order[s.head])
+		s.head++
+	}
+	if s.head > 4096 && s.head > len(s.order)/2 {
+		s.order = append(make([]uint64, 0, len(s.order)-s.head+1024), s.order[s.head:]...)
+		s.head = 0
+	}
+}
+
+// size returns how many spent challenges are remembered.
+func (s *spentSet) size() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ids)
+}
+
+// powAnswer is GET /pow's answer, and the "pow" field of a 428.
+type powAnswer struct {
+	Queue            string `json:"queue"`
+	Enabled          bool   `json:"enabled"`
+	Challenge        string `json:"challenge,omitempty"`
+	Bits             int    `json:"bits,omitempty"`
+	ExpiresInSeconds int    `json:"expiresInSeconds,omitempty"`
+	Algorithm        string `json:"algorithm,omitempty"`
+}
+
+func powKey(r *node.Room) ([]byte, error) {
+	if len(r.TicketKey) == 0 {
+		return nil, node.ErrUnavailable
+	}
+	return room.SubKey(r.TicketKey, "pow"), nil
+}
+
+// challenge issues a fresh challenge of room r at now.
+func (s *Server) challenge(r *node.Room, now time.Time) (powAnswer, error) {
+	cfg := r.View.Config
+	a := powAnswer{Queue: cfg.Slug, Enabled: cfg.Pow.Enabled}
+	if !cfg.Pow.Enabled {
+		return a, nil
+	}
+	key, err := powKey(r)
+	if err != nil {
+		return a, err
+	}
+	var c room.Challenge
+	if _, err := rand.Read(c.ID[:]); err != nil {
+		return a, err
+	}
+	// Expiry is kept to the second: round up, so the challenge lives at
+	// least the time announced.
+	c.Expires = now.Add(room.ChallengeTTL + time.Second - 1).Truncate(time.Second)
+	c.Bits = cfg.Pow.Bits
+	a.Challenge, a.Bits = room.SignChallenge(key, r.View.ID, c), c.Bits
+	a.ExpiresInSeconds, a.Algorithm = int(room.ChallengeTTL/time.Second), "sha256"
+	return a, nil
+}
+
+// handlePow answers a fresh challenge, or enabled: false.
+func (s *Server) handlePow(c echo.Context) error {
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.challenge(r, s.now())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, a)
+}
+
+// checkPow lets a join through when the room asks for no proof of work, or
+// when sol solves a challenge of this room that is unexpired, at least as
+// hard as the room asks for now, and not spent on this node. Otherwise it
+// answers 428 with a fresh challenge, so the visitor needs no second call.
+// A solution is spent once checked, even if the join then fails.
+func (s *Server) checkPow(c echo.Context, r *node.Room, sol *powSolution) error {
+	cfg := r.View.Config.Pow
+	if !cfg.Enabled {
+		return nil
+	}
+	now := s.now()
+	refuse := func(msg string) error {
+		a, err := s.challenge(r, now)
+		if err != nil {
+			return err
+		}
+		return &Error{Status: http.StatusPreconditionRequired, Code: "pow_required", Message: msg,
+			Extra: map[string]any{"pow": a}}
+	}
+	if sol == nil || sol.Challenge == "" || sol.Nonce == "" {
+		return refuse("This waiting room asks for a proof of work: solve the challenge and send it with the join.")
+	}
+	key, err := powKey(r)
+	if err != nil {
+		return err
+	}
+	ch, ok := room.ParseChallenge(key, r.View.ID, sol.Challenge)
+	switch {
+	case !ok:
+		return refuse("The challenge was not issued by this waiting room.")
+	case !now.Before(ch.Expires):
+		return refuse("The challenge has expired; solve the fresh one.")
+	case ch.Bits < cfg.Bits:
+		return refuse("The waiting room asks for harder work now; solve the fresh challenge.")
+	case !room.PowSolved(sol.Challenge, sol.Nonce, ch.Bits):
+		return refuse("The nonce does not solve the challenge.")
+	case !spent.spend(binary.BigEndian.Uint64(ch.ID[:8]), uint32(ch.Expires.Unix()), uint32(now.Unix())):
+		return refuse("The challenge has been used already; solve the fresh one.")
+	}
+	return nil
+}

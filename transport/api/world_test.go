@@ -1,0 +1,149 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/persistence"
+)
+
+// stillClock stands still until advanced. Grains tick in real time but
+// decide in the time it tells, so a test controls the admission line to
+// the position.
+type stillClock struct{ ns atomic.Int64 }
+
+func newStillClock() *stillClock {
+	c := &stillClock{}
+	c.ns.Store(time.Now().Truncate(time.Second).UnixNano())
+	return c
+}
+
+func (c *stillClock) Now() time.Time           { return time.Unix(0, c.ns.Load()) }
+func (c *stillClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// world is one node with its HTTP front on a log and clock that outlive
+// it, so a test can restart the node and find the room as it was.
+type world struct {
+	*env
+	log   persistence.Log
+	clock *stillClock
+	node  *node.Node
+}
+
+func newWorld(t *testing.T, l persistence.Log, clock *stillClock) *world {
+	t.Helper()
+	w := &world{log: l, clock: clock}
+	w.start(t)
+	return w
+}
+
+func testLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+func (w *world) start(t *testing.T) {
+	t.Helper()
+	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: w.log, Sealer: plainSealer{}, Hash: sha,
+		Logger: testLogger(), Now: w.clock.Now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.node = n
+	w.env = w.front(t, n)
+	t.Cleanup(func() {
+		if w.node == n { // a restart stopped the others already
+			n.Kill()
+		}
+	})
+}
+
+// front serves HTTP from node n (a member or a front-only node).
+func (w *world) front(t *testing.T, n *node.Node) *env {
+	t.Helper()
+	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+		Registry: prometheus.NewRegistry(), Now: w.clock.Now})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return &env{t: t, srv: srv}
+}
+
+// restart stops the node (gracefully, or as a crash) and starts a new one
+// on the same log.
+func (w *world) restart(t *testing.T, graceful bool) {
+	t.Helper()
+	w.srv.Close()
+	if graceful {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		w.node.Stop(ctx)
+		cancel()
+	} else {
+		w.node.Kill()
+	}
+	w.start(t)
+}
+
+// raw sends a request and returns the answer as it came.
+func (e *env) raw(method, path string, body any) (int, http.Header, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		j, _ := json.Marshal(body)
+		rd = bytes.NewReader(j)
+	}
+	req, _ := http.NewRequest(method, e.srv.URL+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, b
+}
+
+// patchSite reads site id, changes it with edit and writes it back.
+func (e *env) patchSite(id string, edit func(site map[string]any)) map[string]any {
+	e.t.Helper()
+	st, site, _ := e.do("GET", "/api/admin/queue/sites/"+id, adminTok, nil)
+	if st != http.StatusOK {
+		e.t.Fatalf("get site: %d %v", st, site)
+	}
+	edit(site)
+	st, m, _ := e.do("PATCH", "/api/admin/queue/sites/"+id, adminTok, site)
+	if st != http.StatusOK {
+		e.t.Fatalf("patch site: %d %v", st, m)
+	}
+	return m
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
