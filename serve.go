@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 	"github.com/aditus-queue/aditus-queue/transport/api"
+	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
 var errHelp = errors.New("help")
@@ -32,7 +34,7 @@ var errHelp = errors.New("help")
 // serveConfig is everything `serve` is told by flags and environment.
 type serveConfig struct {
 	Addr, PublicURL, DataDir, Log, KafkaBrokers, AdminToken, Roles string
-	LogFormat, LogLevel, MasterKey                                 string
+	LogFormat, LogLevel, MasterKey, PprofAddr                      string
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
 }
@@ -67,6 +69,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.MasterKey, "master-key", "", "64 hex chars or base64 master key sealing secrets (default: <data-dir>/master.key); every node of a cluster needs the same")
 	str(&c.LogFormat, "log-format", "text", "log format: text or json")
 	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	str(&c.PprofAddr, "pprof-addr", "", "loopback host:port serving net/http/pprof for profiling (default: off)")
 	str(&c.ClusterHost, "cluster-host", "127.0.0.1", "address the cluster endpoint binds")
 	num(&c.ClusterPort, "cluster-port", 0, "port of the cluster endpoint (0: any free port)")
 	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
@@ -97,6 +100,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json")
+	}
+	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
+		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
 	}
 	return c, nil
 }
@@ -139,6 +145,13 @@ func serve(ctx context.Context, c *serveConfig) error {
 		return fmt.Errorf("listen on %s: %w", c.Addr, err)
 	}
 	defer ln.Close()
+	var pprofLn net.Listener
+	if c.PprofAddr != "" {
+		if pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
+			return fmt.Errorf("pprof: listen on %s: %w", c.PprofAddr, err)
+		}
+		defer pprofLn.Close()
+	}
 
 	var key []byte
 	if c.MasterKey != "" {
@@ -187,11 +200,16 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
+	hub := ws.NewHub(n.Views, logger, time.Now)
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: reg})
+		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register}})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- httpSrv.Serve(ln) }()
+	if pprofLn != nil {
+		defer servePprof(pprofLn, errc)()
+		logger.Info("pprof serving on loopback", "addr", pprofLn.Addr().String())
+	}
 	logger.Info("aditus-queue serving", "addr", ln.Addr().String(), "public", c.PublicURL, "log", c.Log,
 		"roles", c.Roles, "cluster", n.Address(), "health", n.HealthAddr())
 
@@ -206,6 +224,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	_ = httpSrv.Shutdown(sctx)
+	hub.Close()
 	n.Stop(sctx)
 	return nil
 }
