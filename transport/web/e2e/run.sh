@@ -1,19 +1,12 @@
 #!/usr/bin/env bash
 # Runs the browser tests in headless Chromium.
 #
-#   ./run.sh            against the aditus-queue server built from this repository
-#   ./run.sh --fake     against the front end served by ./preview in front of
-#                       lib/fake-queue.js (no server needed)
-#   ./run.sh [--fake] tests/room.test.js   one file
+#   ./run.sh                       against the aditus-queue server built from this repository
+#   ./run.sh tests/room.test.js    one file
 #
 # Screenshots and the proof-of-work timing land in artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")"
-if [ "${1:-}" = "--fake" ]; then
-  export AQ_E2E_TARGET=fake
-  shift
-fi
-export AQ_E2E_TARGET="${AQ_E2E_TARGET:-server}"
 if ! command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null; then
   echo "run.sh: Chromium not found at ${CHROMIUM:-/usr/bin/chromium} (set CHROMIUM)" >&2
   exit 1

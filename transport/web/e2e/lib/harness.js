@@ -1,12 +1,6 @@
 // Test harness: builds and starts the queue server, creates rooms through
 // the admin API, and launches Chromium.
-//
-// AQ_E2E_TARGET chooses what answers the tests:
-//   server (default)  the aditus-queue binary built from the repository
-//   fake              the front end rendered by ./preview (package web, as
-//                     the server renders it) in front of lib/fake-queue.js,
-//                     a stand-in written from the API contract
-// The tests are the same for both.
+// The server is the real aditus-queue binary built from the repository.
 
 import { spawn, execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -22,7 +16,6 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const e2eDir = path.resolve(here, '..');
 export const repoRoot = path.resolve(e2eDir, '../../..');
 export const artifactsDir = path.join(e2eDir, 'artifacts');
-export const target = process.env.AQ_E2E_TARGET || 'server';
 
 const run = promisify(execFile);
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aq-e2e-'));
@@ -64,7 +57,6 @@ function build(name, pkg) {
 }
 
 export const buildServer = () => build('aditus-queue', repoRoot);
-export const buildPreview = () => build('preview', path.join(repoRoot, 'transport/web/e2e/preview'));
 
 // Proc is a child process whose output is kept for failure reports.
 class Proc {
@@ -188,19 +180,8 @@ export async function startQueue() {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
-  let procs;
-  if (target === 'server') {
-    const bin = await buildServer();
-    procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken])];
-  } else if (target === 'fake') {
-    const preview = await buildPreview();
-    const fakePort = await freePort();
-    const fake = new Proc('fake-queue', process.execPath, [path.join(here, 'fake-queue.js'), '--addr', `127.0.0.1:${fakePort}`, '--admin-token', adminToken]);
-    await waitHealthy(`http://127.0.0.1:${fakePort}/queue/healthz`, [fake]);
-    procs = [fake, new Proc('preview', preview, ['-addr', `127.0.0.1:${port}`, '-backend', `http://127.0.0.1:${fakePort}`, '-admin-token', adminToken, '-public-url', base])];
-  } else {
-    throw new Error(`AQ_E2E_TARGET=${target}: want server or fake`);
-  }
+  const bin = await buildServer();
+  const procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken])];
   try {
     await waitHealthy(`${base}/queue/healthz`, procs);
   } catch (err) {
