@@ -136,3 +136,51 @@ func TestAbandonDetectionInTheGrain(t *testing.T) {
 		return view(n2).Abandoned > before
 	})
 }
+
+// Bypass redemptions are acknowledged only once they stand in the log: the
+// usage count survives a restart, and the limit holds across it.
+func TestBypassUsesSurviveRestart(t *testing.T) {
+	l := memlog.New()
+	n := startNode(t, l)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cr, err := n.Client.Create(ctx, room.Config{Slug: "vip", Name: "VIP", TargetURL: "https://shop.example.com/",
+		RatePerMinute: 60, Active: true}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.View.ID
+	limit := 3
+	var ci CodeInfo
+	if err := n.Client.Admin(ctx, id, OpCodeAdd, AdminRequest{Actor: "admin", Label: "Press", Limit: &limit}, &ci); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := n.Client.Redeem(ctx, id, ci.Code); err != nil {
+			t.Fatalf("redemption %d: %v", i+1, err)
+		}
+	}
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	n.Stop(stopCtx)
+	stopCancel()
+
+	n2 := startNode(t, l)
+	defer n2.Stop(context.Background())
+	var codes []CodeInfo
+	if err := n2.Client.Admin(ctx, id, OpCodeList, AdminRequest{Actor: "admin"}, &codes); err != nil {
+		t.Fatal(err)
+	}
+	if len(codes) != 1 || codes[0].Uses != 2 {
+		t.Fatalf("after restart: %+v, want one code used twice", codes)
+	}
+	tok, err := n2.Client.Redeem(ctx, id, ci.Code)
+	if err != nil {
+		t.Fatalf("third redemption after restart: %v", err)
+	}
+	if tok.Number != 0 {
+		t.Fatalf("bypass token for number %d, want 0", tok.Number)
+	}
+	if _, err := n2.Client.Redeem(ctx, id, ci.Code); !IsCode(err, CodeNoCode) {
+		t.Fatalf("fourth redemption of a three-use code: got %v, want no code", err)
+	}
+}

@@ -29,6 +29,7 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.GET("/queue/:slug/embed.js", s.handleEmbed)
 	e.GET("/queue/:slug/enter", s.handleEnter)
 	e.GET("/queue/:slug/pow", s.handlePow)
+	e.POST("/queue/:slug/bypass", s.handleBypass)
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
 }
 
@@ -364,7 +365,7 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
-	if code := c.QueryParam("code"); code != "" {
+	if code := normalizeCode(c.QueryParam("code")); code != "" && len(code) <= 100 {
 		// A valid code goes straight through; an invalid one falls through
 		// to the normal path with no hint.
 		if t, err := s.client.Redeem(ctx, r.View.ID, code); err == nil {

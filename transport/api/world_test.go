@@ -64,9 +64,16 @@ func (w *world) start(t *testing.T) {
 	w.node = n
 	w.env = w.front(t, n)
 	t.Cleanup(func() {
-		if w.node == n { // a restart stopped the others already
-			n.Kill()
+		if w.node != n { // a restart stopped it already
+			return
 		}
+		// A graceful stop takes seconds; in the background it costs the
+		// test none. (A killed node would slow the nodes of later tests.)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			n.Stop(ctx)
+		}()
 	})
 }
 

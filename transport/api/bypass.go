@@ -1,0 +1,61 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+)
+
+// errNoBypass is the one answer for every code that does not work:
+// unknown, expired, exhausted, disabled, or a paused room. Same status,
+// same body, same headers, so the route is no oracle for guessing codes.
+var errNoBypass = errorf(http.StatusNotFound, "not_found", "Not found.")
+
+// bypassAnswer is POST /bypass's answer.
+type bypassAnswer struct {
+	Token            string  `json:"token"`
+	TargetURL        *string `json:"targetUrl"`
+	ExpiresInSeconds int     `json:"expiresInSeconds"`
+}
+
+// normalizeCode accepts a code as people type it: any case, spaces around.
+func normalizeCode(code string) string {
+	return strings.ToUpper(strings.TrimSpace(code))
+}
+
+// handleBypass redeems a VIP code for an admission token (qnr 0, byp true).
+// A redemption takes no regular admission slot.
+func (s *Server) handleBypass(c echo.Context) error {
+	var body struct {
+		Code string `json:"code"`
+	}
+	if err := bind(c, &body); err != nil {
+		return err
+	}
+	r, err := s.room(c)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	code := normalizeCode(body.Code)
+	if code == "" || len(code) > 100 {
+		return errNoBypass
+	}
+	t, err := s.client.Redeem(c.Request().Context(), r.View.ID, code)
+	if node.IsCode(err, node.CodeNoCode) || node.IsCode(err, node.CodeNotFound) {
+		return errNoBypass
+	}
+	if err != nil {
+		return err
+	}
+	a := bypassAnswer{Token: t.Token, ExpiresInSeconds: max(0, int(t.ExpiresAt.Sub(s.now()).Round(time.Second).Seconds()))}
+	if t.TargetURL != "" {
+		u := t.TargetURL
+		a.TargetURL = &u
+	}
+	return c.JSON(http.StatusOK, a)
+}
