@@ -227,7 +227,7 @@ func headerBytes(h http.Header) string {
 // place are what they would be without it.
 func TestBypassTakesNoSlot(t *testing.T) {
 	w := newWorld(t, memlog.New(), newStillClock()) // the clock stands still
-	id, _ := w.createRoom("vip", 60)                 // burst 5: five at once, then one a second
+	id, _ := w.createRoom("vip", 60)                // burst 5: five at once, then one a second
 	code := w.addCode(id, map[string]any{"label": "Press"})["code"].(string)
 	for i := range 6 {
 		st, j, _ := w.do("POST", "/queue/vip/join", "", nil)

@@ -31,7 +31,7 @@ func newStillClock() *stillClock {
 	return c
 }
 
-func (c *stillClock) Now() time.Time           { return time.Unix(0, c.ns.Load()) }
+func (c *stillClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *stillClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // world is one node with its HTTP front on a log and clock that outlive
