@@ -18,7 +18,7 @@ import (
 // tick in real time, but decide in the time it tells.
 type skewClock struct{ skew atomic.Int64 }
 
-func (c *skewClock) Now() time.Time           { return time.Now().Add(time.Duration(c.skew.Load())) }
+func (c *skewClock) Now() time.Time          { return time.Now().Add(time.Duration(c.skew.Load())) }
 func (c *skewClock) Advance(d time.Duration) { c.skew.Add(int64(d)) }
 
 func startNodeAt(t *testing.T, l persistence.Log, clock *skewClock) *Node {
