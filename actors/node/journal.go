@@ -73,9 +73,20 @@ func (j *journal) recover(ctx context.Context, restore func([]byte) error, apply
 		return fmt.Errorf("append activation of %s: %w", j.stream, err)
 	}
 	j.epoch = offs[0]
+	var foreign int64
 	last, err := j.log.Replay(ctx, j.stream, j.verified, func(r persistence.Record) error {
+		// Another activation's marker after ours: it owns the stream now.
+		// Applying it would make its epoch ours, and our writes would pass
+		// for its own.
+		if j.foreignMarker(r.Offset, r.Data) {
+			foreign = r.Offset
+			return ErrSuperseded
+		}
 		return apply(r.Offset, r.Data)
 	})
+	if errors.Is(err, ErrSuperseded) {
+		return fmt.Errorf("activate %s: marker %d stands after own marker %d: %w", j.stream, foreign, j.epoch, ErrSuperseded)
+	}
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", j.stream, err)
 	}
