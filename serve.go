@@ -44,7 +44,8 @@ type serveConfig struct {
 func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, error) {
 	c := &serveConfig{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	// A bad flag is one clear line (printed by main); --help prints all.
+	fs.SetOutput(io.Discard)
 	str := func(p *string, name, def, usage string) {
 		if v := getenv(envName(name)); v != "" {
 			def = v
@@ -77,9 +78,12 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			fs.SetOutput(os.Stderr)
+			fmt.Fprintln(os.Stderr, "usage: aditus-queue serve [flags]")
+			fs.PrintDefaults()
 			return nil, errHelp
 		}
-		return nil, err
+		return nil, fmt.Errorf("%w (see aditus-queue serve --help)", err)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
