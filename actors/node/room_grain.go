@@ -287,12 +287,24 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			return
 		}
 		g.respond(ctx, okResponse(r.Actor))
-	case opKeyList:
-		g.respond(ctx, okResponse(g.keyInfos()))
-	case opCodeList:
-		g.respond(ctx, okResponse(g.codeInfos()))
-	case opAudit:
-		g.respond(ctx, okResponse(g.st.Audit))
+	case opKeyList, opCodeList, opAudit:
+		var r AdminRequest
+		if !decode(ctx, req, &r) {
+			return
+		}
+		if len(r.KeyHash) > 0 {
+			// Only the operator lists keys, codes and the audit trail.
+			g.respond(ctx, &wire.Response{Code: CodeForbidden, Message: "not allowed with an API key"})
+			return
+		}
+		switch req.Op {
+		case opKeyList:
+			g.respond(ctx, okResponse(g.keyInfos()))
+		case opCodeList:
+			g.respond(ctx, okResponse(g.codeInfos()))
+		default:
+			g.respond(ctx, okResponse(g.st.Audit))
+		}
 	default:
 		g.handleWrite(ctx, req, now)
 	}
@@ -790,8 +802,13 @@ func (g *roomGrain) mint(n uint64, bypass bool, now time.Time) *wire.Response {
 	if err != nil {
 		return errResponse(err)
 	}
-	if g.deps.Metrics != nil {
-		g.deps.Metrics.Tokens.Inc()
+	if m := g.deps.Metrics; m != nil {
+		m.Tokens.Inc()
+		if bypass {
+			m.Bypasses.Inc()
+		} else {
+			m.Admissions.Inc()
+		}
 	}
 	return okResponse(TokenResult{Token: tok, ExpiresAt: exp, Number: n, TargetURL: g.st.Config.TargetURL})
 }
