@@ -23,10 +23,19 @@ type Client struct {
 	timeout time.Duration
 	log     *slog.Logger
 	views   *Views
+	members *memberWatch
 }
 
 // ErrUnavailable is returned when no member answered in time.
 var ErrUnavailable = &Error{Code: CodeUnavailable, Message: "The waiting room service is busy or restarting; try again shortly."}
+
+// maxAttempt bounds one attempt of a call. An attempt on a member that dies
+// is abandoned as soon as the member list drops it; this bound is for a
+// member that hangs without being dropped.
+const maxAttempt = 3 * time.Second
+
+// errMemberLeft ends an attempt whose member left the cluster meanwhile.
+var errMemberLeft = errors.New("member left the cluster")
 
 func (c *Client) call(ctx context.Context, identity, kind, op string, req, out any) error {
 	body, err := json.Marshal(req)
@@ -44,14 +53,7 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		if left <= 0 {
 			return ErrUnavailable
 		}
-		// Each attempt gets a slice of the remaining time, so a member that
-		// died mid-call does not eat the whole budget (see DEPENDENCIES.md:
-		// activation on a dead member can hang for seconds).
-		per := left
-		if per > 3*time.Second {
-			per = 3 * time.Second
-		}
-		res, err := c.cluster.Request(identity, kind, msg, cluster.WithTimeout(per), cluster.WithRetryCount(1))
+		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt))
 		if err == nil {
 			r, ok := res.(*wire.Response)
 			if !ok {
@@ -78,6 +80,10 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		if attempt == 0 || attempt%10 == 0 {
 			c.log.Debug("grain call retry", "op", op, "identity", identity, "error", err)
 		}
+		if errors.Is(err, errMemberLeft) {
+			// The grain is being placed on another member: go there now.
+			continue
+		}
 		sleep := backoff
 		if rem := time.Until(deadline); sleep > rem {
 			sleep = rem
@@ -91,6 +97,56 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 			backoff *= 2
 		}
 	}
+}
+
+// attempt makes one grain request, bounded by per and ctx. protoactor's
+// request cannot be interrupted (placing a grain on a member that just died
+// waits a fixed 5 s, whatever the timeout), so it runs on its own goroutine
+// and is abandoned when per passes, ctx ends or the member it went to leaves
+// the cluster; an abandoned request ends on its own within seconds. The
+// timeout is passed on every call: protoactor's RequestFuture with an option
+// would change a package-wide default.
+func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.Request, per time.Duration) (any, error) {
+	type result struct {
+		res any
+		err error
+	}
+	gone, release := c.members.watch(c.target(identity, kind))
+	defer release()
+	done := make(chan result, 1)
+	go func() {
+		res, err := c.cluster.Request(identity, kind, msg, cluster.WithTimeout(per), cluster.WithRetryCount(1),
+			cluster.WithRetryAction(func(i int) int { return i + 1 }))
+		done <- result{res, err}
+	}()
+	t := time.NewTimer(per)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-gone:
+		return nil, errMemberLeft
+	case <-t.C:
+		return nil, fmt.Errorf("no answer within %v", per)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// target is the address of the member a request for the grain goes to: the
+// cached activation's, or the owner by the same rendezvous hash that places
+// grains. "" when no member is known.
+func (c *Client) target(identity, kind string) string {
+	if pid, ok := c.cluster.PidCache.Get(identity, kind); ok && pid != nil {
+		if c.members.isMember(pid.Address) {
+			return pid.Address
+		}
+		// Cached after its member left (the cache is cleared when the
+		// member list changes, but an activation answered just before can
+		// land after that): place the grain again.
+		c.cluster.PidCache.RemoveByValue(identity, kind, pid)
+	}
+	return c.members.owner(identity, kind)
 }
 
 // Join draws the next number of room id.

@@ -46,6 +46,11 @@ type Config struct {
 	Deps        Deps
 	// ActorLogger receives protoactor's own logs.
 	ActorLogger *slog.Logger
+	// StallLimit is how long the process may go without running before
+	// the node fails (Failed): its peers have dropped it by then. Zero
+	// means 2 s (the provider's health-check timeout) in a cluster of
+	// several nodes and never for a member alone; negative means never.
+	StallLimit time.Duration
 }
 
 // Node is a running cluster member or client.
@@ -54,6 +59,7 @@ type Node struct {
 	system  *actor.ActorSystem
 	cluster *cluster.Cluster
 	health  net.Listener
+	stall   *stallWatch
 	Views   *Views
 	Client  *Client
 }
@@ -68,6 +74,12 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 10 * time.Second
+	}
+	if cfg.TTL*2 > cfg.CallTimeout {
+		// A dead member stays in the list for up to one TTL (plus the
+		// provider's 2 s health timeout for one that hangs): calls must
+		// outlast that to reach the member that takes its grains over.
+		return nil, fmt.Errorf("cluster TTL %v must be at most half the call timeout %v", cfg.TTL, cfg.CallTimeout)
 	}
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
@@ -89,6 +101,7 @@ func Start(cfg Config) (*Node, error) {
 		actorLog = slog.New(slog.NewTextHandler(discard{}, nil))
 	}
 	n := &Node{cfg: cfg}
+	actorLog = slog.New(quietHandler{actorLog.Handler()})
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
 
 	// The remote endpoint: bind first so we know the port to advertise.
@@ -158,15 +171,37 @@ func Start(cfg Config) (*Node, error) {
 	} else {
 		n.cluster.StartClient()
 	}
-	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger}
+	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger,
+		members: newMemberWatch(n.system, cfg.Deps.Logger)}
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
 	n.Client.views = n.Views
+	limit := cfg.StallLimit
+	if limit == 0 && (len(cfg.Peers) > 1 || !cfg.Member) {
+		limit = defaultStallLimit
+	}
+	n.stall = newStallWatch(limit)
 	return n, nil
+}
+
+// Failed is closed when the node can no longer take part in the cluster
+// and must be restarted; FailedErr then says why.
+func (n *Node) Failed() <-chan struct{} { return n.stall.failed }
+
+// FailedErr is the reason Failed was closed.
+func (n *Node) FailedErr() error {
+	select {
+	case <-n.stall.failed:
+		return n.stall.err
+	default:
+		return nil
+	}
 }
 
 // Stop leaves the cluster: grains write their final checkpoints first.
 func (n *Node) Stop(ctx context.Context) {
+	n.stall.close()
 	n.Views.stop()
+	n.Client.members.stop()
 	done := make(chan struct{})
 	go func() {
 		n.cluster.Shutdown(true)
@@ -183,7 +218,9 @@ func (n *Node) Stop(ctx context.Context) {
 
 // Kill drops the node without a graceful hand-over (tests of fail-over).
 func (n *Node) Kill() {
+	n.stall.close()
 	n.Views.stop()
+	n.Client.members.stop()
 	n.cluster.Shutdown(false)
 	if n.health != nil {
 		_ = n.health.Close()
@@ -217,6 +254,36 @@ func freePort(host string) (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// quietHandler demotes to debug the lines protoactor repeats every TTL
+// for as long as a peer of the static list is down; the member list's
+// changes are logged once each, by the client ("cluster members changed").
+type quietHandler struct{ slog.Handler }
+
+var repeatedActorLines = map[string]bool{
+	"Bad connection to the node health status": true,
+	"Bad response from the node health status": true,
+	"Bad data from the node health status":     true,
+	"Failure reaching nodes":                   true,
+}
+
+func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
+	if repeatedActorLines[r.Message] {
+		r.Level = slog.LevelDebug
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h quietHandler) WithGroup(name string) slog.Handler {
+	return quietHandler{h.Handler.WithGroup(name)}
 }
 
 type discard struct{}

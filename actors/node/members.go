@@ -1,0 +1,106 @@
+package node
+
+import (
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/eventstream"
+)
+
+// memberWatch follows the cluster's member list for the client: which
+// member owns a grain, and which attempts in flight went to a member that
+// has left, so they are retried elsewhere at once instead of waiting out
+// their timeout.
+type memberWatch struct {
+	log    *slog.Logger
+	events *eventstream.EventStream
+	sub    *eventstream.Subscription
+
+	mu sync.Mutex
+	// mu guards members, rdv and waiters.
+	members map[string]bool // addresses of the current members
+	rdv     *cluster.Rendezvous
+	waiters map[string]map[chan struct{}]struct{} // by member address
+}
+
+func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger) *memberWatch {
+	w := &memberWatch{log: log, events: sys.EventStream, members: map[string]bool{},
+		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}}
+	// The event stream calls subscribers synchronously, while the member
+	// list holds its lock: onTopology only updates maps and closes channels.
+	w.sub = sys.EventStream.Subscribe(func(ev any) {
+		if t, ok := ev.(*cluster.ClusterTopology); ok {
+			w.onTopology(t)
+		}
+	})
+	return w
+}
+
+func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
+	w.mu.Lock()
+	w.members = map[string]bool{}
+	for _, m := range t.Members {
+		w.members[m.Address()] = true
+	}
+	w.rdv = cluster.NewRendezvous()
+	w.rdv.UpdateMembers(t.Members)
+	var left, joined []string
+	for _, m := range t.Left {
+		left = append(left, m.Address())
+		for ch := range w.waiters[m.Address()] {
+			close(ch)
+		}
+		delete(w.waiters, m.Address())
+	}
+	for _, m := range t.Joined {
+		joined = append(joined, m.Address())
+	}
+	n := len(w.members)
+	w.mu.Unlock()
+	sort.Strings(left)
+	sort.Strings(joined)
+	w.log.Info("cluster members changed", "members", n, "joined", joined, "left", left)
+}
+
+// isMember reports whether addr is a current member; before the first
+// member list arrives every address is taken to be one.
+func (w *memberWatch) isMember(addr string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.members) == 0 || w.members[addr]
+}
+
+// owner is the address of the member that places grain identity of kind,
+// by the rendezvous hash the identity lookup uses; "" when none is known.
+func (w *memberWatch) owner(identity, kind string) string {
+	w.mu.Lock()
+	rdv := w.rdv
+	w.mu.Unlock()
+	return rdv.GetByClusterIdentity(cluster.NewClusterIdentity(identity, kind))
+}
+
+// watch returns a channel that is closed when the member at addr leaves,
+// and a release to call when the caller stops waiting. An address that is
+// not a current member is never watched (the channel stays open).
+func (w *memberWatch) watch(addr string) (<-chan struct{}, func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if addr == "" || !w.members[addr] {
+		return nil, func() {}
+	}
+	ch := make(chan struct{})
+	if w.waiters[addr] == nil {
+		w.waiters[addr] = map[chan struct{}]struct{}{}
+	}
+	w.waiters[addr][ch] = struct{}{}
+	return ch, func() {
+		w.mu.Lock()
+		delete(w.waiters[addr], ch)
+		w.mu.Unlock()
+	}
+}
+
+func (w *memberWatch) stop() { w.events.Unsubscribe(w.sub) }
