@@ -34,6 +34,7 @@ var errHelp = errors.New("help")
 // serveConfig is everything `serve` is told by flags and environment.
 type serveConfig struct {
 	Addr, PublicURL, DataDir, Log, KafkaBrokers, AdminToken, Roles string
+	KafkaEventsTopic, KafkaSnapshotsTopic                          string
 	LogFormat, LogLevel, MasterKey, PprofAddr                      string
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
@@ -65,6 +66,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.KafkaBrokers, "kafka-brokers", "", "comma-separated host:port of the Kafka brokers")
 	num(&c.KafkaPartitions, "kafka-partitions", 8, "partitions of the events topic when it is created")
 	num(&c.KafkaReplication, "kafka-replication", 1, "replication factor of the topics when they are created")
+	str(&c.KafkaEventsTopic, "kafka-events-topic", "aditus-queue.events", "Kafka topic of the rooms' events; every member of a cluster needs the same")
+	str(&c.KafkaSnapshotsTopic, "kafka-snapshots-topic", "aditus-queue.snapshots", "compacted Kafka topic of the rooms' snapshots")
 	str(&c.AdminToken, "admin-token", "", "the operator's bearer token (default: generated and printed once on first start)")
 	str(&c.Roles, "roles", "front,actor", "roles of this node: front, actor or both")
 	str(&c.MasterKey, "master-key", "", "64 hex chars or base64 master key sealing secrets (default: <data-dir>/master.key); every node of a cluster needs the same")
@@ -217,12 +220,16 @@ func serve(ctx context.Context, c *serveConfig) error {
 	logger.Info("aditus-queue serving", "addr", ln.Addr().String(), "public", c.PublicURL, "log", c.Log,
 		"roles", c.Roles, "cluster", n.Address(), "health", n.HealthAddr())
 
+	var failed error
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("http: %w", err)
 		}
+	case <-n.Failed():
+		failed = n.FailedErr()
+		logger.Error("leaving the cluster", "error", failed)
 	}
 	logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -230,7 +237,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 	_ = httpSrv.Shutdown(sctx)
 	hub.Close()
 	n.Stop(sctx)
-	return nil
+	return failed
 }
 
 func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
@@ -238,6 +245,7 @@ func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
 		octx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		l, err := kafkalog.Open(octx, kafkalog.Config{Brokers: strings.Split(c.KafkaBrokers, ","),
+			EventsTopic: c.KafkaEventsTopic, SnapshotsTopic: c.KafkaSnapshotsTopic,
 			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication})
 		if err != nil {
 			return nil, fmt.Errorf("kafka at %s: %w", c.KafkaBrokers, err)

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# cluster.sh start|stop|status — a cluster of aditus-queue on this machine:
+# three members and one front node on 127.0.0.1, sharing the Kafka broker that
+# deploy/local/kafka.sh runs (started here when it is not running).
+#
+#   member1..3  --roles front,actor: each hosts room grains (placed by
+#               consistent hashing) and answers the whole HTTP API, so any
+#               member can be used directly and /queue/healthz answers on each.
+#   front       --roles front: hosts no grains; answers status, info and
+#               WebSocket from the views the grains push, and forwards joins,
+#               tokens and admin calls to the member that owns the room.
+#
+# start prints one line per node, "<role> <http-url> <pid>" (role member or
+# front), and returns once every node answers GET /queue/healthz. It is
+# idempotent: nodes already running are left alone. stop sends SIGTERM and
+# waits (rooms write their final checkpoints); it also stops the broker when
+# start started it. status prints the same lines, with "stopped" for nodes that
+# are not running, and exits 1 unless all are running.
+#
+# Ports, with P = AQ_CLUSTER_PORT (default 8100):
+#   HTTP            front P, members P+1..P+3
+#   cluster remote  front P+10, members P+11..P+13
+#   cluster health  members P+21..P+23 (the automanaged provider's peers)
+#
+# Environment:
+#   AQ_CLUSTER_DIR   state: binary, pids, logs, data dirs, master key
+#                    (default ~/.cache/aditus-queue/cluster)
+#   AQ_CLUSTER_PORT  first port (default 8100)
+#   AQ_KAFKA_PORT    the broker's port on 127.0.0.1 (default 9092); the other
+#                    AQ_KAFKA_* variables of kafka.sh apply when it starts one
+#   AQ_ADMIN_TOKEN   the operator's token; without it one is generated on the
+#                    first start, printed once, and only its hash is kept
+#   AQ_CLUSTER_START_TIMEOUT  seconds start waits for healthz (default 60)
+# Every other AQ_* variable reaches the nodes as usual (environment twins of
+# the serve flags), e.g. AQ_KAFKA_EVENTS_TOPIC, AQ_LOG_LEVEL.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+DIR=${AQ_CLUSTER_DIR:-$HOME/.cache/aditus-queue/cluster}
+P=${AQ_CLUSTER_PORT:-8100}
+KPORT=${AQ_KAFKA_PORT:-9092}
+START_TIMEOUT=${AQ_CLUSTER_START_TIMEOUT:-60}
+BIN=$DIR/bin/aditus-queue
+NODES=(member1 member2 member3 front)
+PEERS=127.0.0.1:$((P + 21)),127.0.0.1:$((P + 22)),127.0.0.1:$((P + 23))
+
+die() {
+	echo "cluster.sh: $*" >&2
+	exit 1
+}
+
+# index prints the node's number: 0 for the front, 1..3 for members.
+index() {
+	case $1 in
+	front) echo 0 ;;
+	member*) echo "${1#member}" ;;
+	esac
+}
+
+role() { [[ $1 == front ]] && echo front || echo member; }
+url() { echo "http://127.0.0.1:$((P + $(index "$1")))"; }
+
+# pid prints the node's pid when its pid file names a live aditus-queue
+# serving this node's data directory (a recycled pid does not count).
+pid() {
+	local f=$DIR/$1.pid p
+	[[ -f $f ]] || return 1
+	p=$(<"$f")
+	[[ $p =~ ^[0-9]+$ && -r /proc/$p/cmdline ]] || return 1
+	tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF -- "--data-dir $DIR/$1 " || return 1
+	echo "$p"
+}
+
+answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+healthy() { curl -fsS -m 2 -o /dev/null "$(url "$1")/queue/healthz" 2>/dev/null; }
+
+# secrets creates the cluster's master key once, and the admin token's hash
+# in every node's data directory unless AQ_ADMIN_TOKEN is set.
+secrets() {
+	mkdir -p "$DIR"
+	chmod 700 "$DIR"
+	if [[ ! -s $DIR/master.key ]]; then
+		(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$DIR/master.key.tmp")
+		mv "$DIR/master.key.tmp" "$DIR/master.key"
+	fi
+	[[ -n ${AQ_ADMIN_TOKEN:-} ]] && return 0
+	local n missing=
+	for n in "${NODES[@]}"; do
+		[[ -s $DIR/$n/admin-token.sha256 ]] || missing=1
+	done
+	[[ -z $missing ]] && return 0
+	local tok hex k
+	tok=aqa_$(head -c 24 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+	hex=$(printf %s "$tok" | sha256sum | cut -c1-64)
+	for n in "${NODES[@]}"; do
+		mkdir -p "$DIR/$n"
+		chmod 700 "$DIR/$n"
+		# The node reads the raw 32-byte SHA-256 of the token.
+		(umask 077 && for ((k = 0; k < 64; k += 2)); do printf '%b' "\\x${hex:k:2}"; done >"$DIR/$n/admin-token.sha256")
+	done
+	printf '\nadmin token (shown once; only its hash is kept in %s/*/admin-token.sha256):\n\n    %s\n\n' "$DIR" "$tok"
+}
+
+launch() {
+	local n=$1 i
+	i=$(index "$n")
+	local args=(serve --addr "127.0.0.1:$((P + i))" --public-url "$(url "$n")" --data-dir "$DIR/$n"
+		--log kafka --kafka-brokers "127.0.0.1:$KPORT"
+		--cluster-host 127.0.0.1 --cluster-port $((P + 10 + i)) --peers "$PEERS")
+	if [[ $n == front ]]; then
+		args+=(--roles front)
+	else
+		args+=(--roles "front,actor" --cluster-health "127.0.0.1:$((P + 20 + i))")
+	fi
+	local port
+	for port in $((P + i)) $((P + 10 + i)) $([[ $n == front ]] || echo $((P + 20 + i))); do
+		answers "$port" && die "127.0.0.1:$port (for $n) is already taken by another process"
+	done
+	mkdir -p "$DIR/$n"
+	# setsid and closed descriptors: the node must not hold the caller's
+	# terminal, process group or pipes.
+	AQ_MASTER_KEY=$(<"$DIR/master.key") setsid "$BIN" "${args[@]}" </dev/null >>"$DIR/$n.log" 2>&1 8>&- &
+	echo $! >"$DIR/$n.pid"
+}
+
+kafka() {
+	answers "$KPORT" && return 0
+	echo "cluster.sh: no Kafka broker on 127.0.0.1:$KPORT; starting one with kafka.sh"
+	AQ_KAFKA_PORT=$KPORT "$here/kafka.sh" start 8>&-
+	touch "$DIR/kafka.started"
+}
+
+start() {
+	command -v go >/dev/null || die "go not found (Go 1.26 is needed to build the binary)"
+	command -v curl >/dev/null || die "curl not found (apt-get install curl)"
+	mkdir -p "$DIR/bin"
+	(cd "$root" && go build -o "$BIN.tmp" .) || die "go build failed"
+	mv "$BIN.tmp" "$BIN"
+	secrets
+	kafka
+	local n started=()
+	# Members first: the front needs a member to answer its first calls.
+	for n in "${NODES[@]}"; do
+		if ! pid "$n" >/dev/null; then
+			launch "$n"
+			started+=("$n")
+		fi
+	done
+	local deadline=$((SECONDS + START_TIMEOUT)) waiting
+	while :; do
+		waiting=()
+		for n in "${NODES[@]}"; do
+			if ! pid "$n" >/dev/null; then
+				echo "cluster.sh: $n exited during start; last lines of $DIR/$n.log:" >&2
+				tail -n 20 "$DIR/$n.log" >&2 || true
+				exit 1
+			fi
+			healthy "$n" || waiting+=("$n")
+		done
+		((${#waiting[@]} == 0)) && break
+		if ((SECONDS >= deadline)); then
+			die "${waiting[*]} did not answer /queue/healthz within ${START_TIMEOUT}s (logs in $DIR)"
+		fi
+		sleep 0.2
+	done
+	for n in "${NODES[@]}"; do
+		echo "$(role "$n") $(url "$n") $(pid "$n")"
+	done
+}
+
+stop() {
+	local n p pids=()
+	for n in front member3 member2 member1; do
+		if p=$(pid "$n"); then
+			kill -TERM "$p"
+			pids+=("$n:$p")
+		fi
+	done
+	local entry deadline=$((SECONDS + 30))
+	for entry in "${pids[@]}"; do
+		n=${entry%%:*} p=${entry#*:}
+		while kill -0 "$p" 2>/dev/null; do
+			if ((SECONDS >= deadline)); then
+				echo "cluster.sh: $n (pid $p) ignored SIGTERM for 30s; killing it" >&2
+				kill -KILL "$p" 2>/dev/null || true
+			fi
+			sleep 0.1
+		done
+		rm -f "$DIR/$n.pid"
+		echo "cluster.sh: stopped $n (pid $p)"
+	done
+	if [[ -f $DIR/kafka.started ]]; then
+		AQ_KAFKA_PORT=$KPORT "$here/kafka.sh" stop 8>&-
+		rm -f "$DIR/kafka.started"
+	fi
+}
+
+status() {
+	local n p all=0
+	for n in "${NODES[@]}"; do
+		if p=$(pid "$n"); then
+			echo "$(role "$n") $(url "$n") $p"
+		else
+			echo "$(role "$n") $(url "$n") stopped"
+			all=1
+		fi
+	done
+	return $all
+}
+
+# One start or stop at a time per state directory.
+locked() {
+	mkdir -p "$DIR"
+	exec 8>"$DIR/.lock"
+	flock -w 120 8 || die "another cluster.sh holds $DIR/.lock"
+	"$@"
+}
+
+case ${1:-} in
+start) locked start ;;
+stop) locked stop ;;
+status) status ;;
+*)
+	echo "usage: $0 start|stop|status" >&2
+	exit 2
+	;;
+esac
