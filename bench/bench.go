@@ -65,6 +65,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return floorCommand(ctx, args[1:], stdout, stderr)
 	case "report":
 		return reportCommand(args[1:], stdout, stderr)
+	case "floor-server": // the child process of floor
+		return floorServerCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -13,6 +13,18 @@ import (
 	"github.com/aditus-queue/aditus-queue/bench/internal/fakequeue"
 )
 
+// floorChildEnv makes the test binary act as the floor's child process.
+const floorChildEnv = "AQ_BENCH_TEST_FLOOR_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(floorChildEnv) == "1" {
+		// Started by floor as its child: os.Args are [exe, "bench", "floor-server"].
+		os.Exit(Main(context.Background(), os.Args[2:], os.Stdout, os.Stderr))
+	}
+	childEnv = []string{floorChildEnv + "=1"}
+	os.Exit(m.Run())
+}
+
 // mainRun calls Main and returns its exit code and outputs.
 func mainRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -163,18 +175,35 @@ func TestHelp(t *testing.T) {
 func TestFloorCommand(t *testing.T) {
 	fake := fakequeue.New("tok")
 	defer fake.Close()
+	dir := t.TempDir()
 	code, out, errOut := mainRun(t, "floor", "--url", fake.URL, "--admin-token", "tok", "--connections", "2",
-		"--max-requests", "50", "--duration", "1m", "--sockets", "3", "--changes", "1")
+		"--max-requests", "50", "--duration", "1m", "--rounds", "2", "--sockets", "3", "--changes", "1", "--history", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"status on the floor:", "status on the real:", "ratio real/floor, status: throughput", "ratio real/floor, ws:"} {
+	for _, want := range []string{"status on the floor:", "status on the real:", "ratio real/floor, status: throughput",
+		"(median of 2 rounds)", "round 2: real", "ratio real/floor, ws:", "requests 100  ok 100"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	if fake.Sites() != 0 {
 		t.Errorf("test room left behind")
+	}
+	recs, err := history.Dir(dir).Load()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("history: got %d records, %v; want 2", len(recs), err)
+	}
+	for _, r := range recs {
+		if r.Kind != "floor" || r.Floor == nil || r.Floor.OK == 0 || r.OK == 0 || r.P50Ratio <= 0 || r.Command != "floor" {
+			t.Errorf("record %s: %+v", r.Profile, r)
+		}
+		if strings.Contains(strings.Join(r.Args, " "), "tok") {
+			t.Errorf("reproduce args carry the token: %q", r.Args)
+		}
+	}
+	if recs[0].Profile != "status" || recs[0].Rounds != 2 || recs[0].ThroughputRatio <= 0 {
+		t.Errorf("status record: %+v", recs[0])
 	}
 	if code, _, _ := mainRun(t, "floor", "--url", "http://10.0.0.1", "--admin-token", "tok"); code != ExitUsage {
 		t.Errorf("non-loopback floor target: exit %d, want %d", code, ExitUsage)
@@ -190,8 +219,14 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "RESULTS.md")
-	if code, stdout, errOut := mainRun(t, "report", "--history", dir, "--out", out); code != ExitOK {
-		t.Fatalf("exit %d:\n%s\n%s", code, stdout, errOut)
+	kafka := "\n## Kafka\n\nA section written by hand.\n"
+	if err := os.WriteFile(out, []byte(history.Title+"\n\n"+history.BeginMarker+"\nold\n"+history.EndMarker+"\n"+kafka), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // regenerating twice changes nothing outside the markers
+		if code, stdout, errOut := mainRun(t, "report", "--history", dir, "--out", out); code != ExitOK {
+			t.Fatalf("exit %d:\n%s\n%s", code, stdout, errOut)
+		}
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -201,5 +236,11 @@ func TestReportCommand(t *testing.T) {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("RESULTS.md lacks %q:\n%s", want, data)
 		}
+	}
+	if !strings.HasSuffix(string(data), history.EndMarker+"\n"+kafka) || strings.Contains(string(data), "\nold\n") || strings.Count(string(data), history.BeginMarker) != 1 {
+		t.Errorf("the hand-written section did not survive, or the old part stayed:\n%s", data)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("RESULTS.md mode: got %v, %v; want 0644", st.Mode(), err)
 	}
 }

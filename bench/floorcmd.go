@@ -5,38 +5,79 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/bench/floor"
+	"github.com/aditus-queue/aditus-queue/bench/history"
 	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/bench/target"
 )
 
 const floorSynopsis = `Usage: aditus-queue bench floor [flags]
 
-Measures the server against its floor: the same load client drives a bare
-net/http status server (answering the real server's own status bytes) and
-then the real status endpoint, and a bare WebSocket broadcast and then the
-real room's push, and prints real/floor ratios. The real side runs in a test
-room of its own, deleted afterwards.
+Measures the server against its floor, in one run: the same load client
+drives a bare net/http status server (answering the real server's own
+status bytes) and the real status endpoint, in alternating rounds, then
+holds --sockets WebSockets open on a bare gorilla/websocket broadcast and
+on the real room at once, reads each server's memory per socket, and times
+rate changes alternately on each. It prints real/floor ratios (the median
+over the rounds) and records the comparison in the history for
+'aditus-queue bench report'. The floor runs in a child process of its own,
+as the real server does; the real side uses a test room of its own,
+deleted afterwards.
 `
 
-// defaultFloorConnections is the closed loop of the status comparison: a
-// throughput ceiling, not a visitor rate.
-const defaultFloorConnections = 16
+// Defaults of the floor comparison: a throughput ceiling over a closed
+// loop, in a few short rounds so that a noisy machine shows as spread
+// between rounds rather than as a skewed ratio.
+const (
+	defaultFloorConnections = 16
+	defaultFloorRounds      = 3
+	defaultFloorDuration    = 5 * time.Second
+)
+
+// childEnv is added to the floor child's environment (tests set it so the
+// test binary acts as the child).
+var childEnv []string
+
+type floorFlags struct {
+	commonFlags
+	profiles     string
+	rate         float64
+	connections  int
+	rounds       int
+	sockets      int
+	changes      int
+	inProcess    bool
+	pprofURL     string
+	historyDir   string
+	label        string
+	buildVersion string
+}
 
 func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var c commonFlags
-	var profiles string
-	var rate float64
-	var connections, sockets, changes int
+	// The floor child writes its errors to stderr too, from a goroutine of
+	// os/exec unless stderr is a file.
+	stderr = &syncWriter{w: stderr}
+	var f floorFlags
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
-	c.register(fs, 10*time.Second)
-	fs.StringVar(&profiles, "profiles", "status,ws", "what to compare: status, ws or both, comma-separated")
-	fs.Float64Var(&rate, "rate", 0, "status: open loop at this many requests per second instead of the closed loop")
-	fs.IntVar(&connections, "connections", 0, fmt.Sprintf("status: closed-loop connections (default %d unless --rate is set)", defaultFloorConnections))
-	fs.IntVar(&sockets, "sockets", load.DefaultSockets, "ws: WebSockets to open on each side")
-	fs.IntVar(&changes, "changes", load.DefaultChanges, "ws: changes to time on each side")
+	f.register(fs, defaultFloorDuration)
+	fs.StringVar(&f.profiles, "profiles", "status,ws", "what to compare: status, ws or both, comma-separated")
+	fs.Float64Var(&f.rate, "rate", 0, "status: open loop at this many requests per second instead of the closed loop")
+	fs.IntVar(&f.connections, "connections", 0, fmt.Sprintf("status: closed-loop connections (default %d unless --rate is set)", defaultFloorConnections))
+	fs.IntVar(&f.rounds, "rounds", defaultFloorRounds, "status: rounds of --duration on each side, alternately; the ratios are the median over them")
+	fs.IntVar(&f.sockets, "sockets", load.DefaultSockets, "ws: WebSockets to hold open on each side (both sides at once)")
+	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time on each side, alternately")
+	fs.BoolVar(&f.inProcess, "in-process", false, "run the floor inside this process instead of a child process (it then shares the load client's CPU and heap)")
+	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --pprof-addr as a URL (http://127.0.0.1:6060), to force a GC on both sides before each memory reading")
+	fs.StringVar(&f.historyDir, "history", history.DefaultDir, "directory of result files; empty to record nothing")
+	fs.StringVar(&f.label, "label", "", "what else distinguishes the run, recorded with it")
+	fs.StringVar(&f.buildVersion, "build-version", Version, "version string recorded with the result")
 	fs.Usage = usageFunc(fs, floorSynopsis)
 	if code, done := parse(fs, args, stdout, stderr); done {
 		return code
@@ -45,32 +86,58 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "aditus-queue bench floor: %v\n", err)
 		return code
 	}
-	_, token, err := c.check()
+	base, token, err := f.check()
 	if err != nil {
 		return fail(ExitUsage, err)
 	}
-	if rate == 0 && connections == 0 {
-		connections = defaultFloorConnections
+	if f.rate == 0 && f.connections == 0 {
+		f.connections = defaultFloorConnections
 	}
-	cfg := floor.Config{AdminToken: token, AllowHosts: c.allowHosts, RoomRate: c.roomRate, Timeout: c.timeout}
-	for _, p := range strings.Split(profiles, ",") {
+	cfg := floor.Config{AdminToken: token, AllowHosts: f.allowHosts, RoomRate: f.roomRate, Timeout: f.timeout,
+		Rounds: f.rounds, PprofURL: f.pprofURL, Stderr: stderr}
+	if f.rounds < 1 || f.rounds > 100 {
+		return fail(ExitUsage, fmt.Errorf("--rounds %d: want 1 to 100", f.rounds))
+	}
+	if f.pprofURL != "" {
+		if _, err := target.Check(f.pprofURL, f.allowHosts); err != nil {
+			return fail(ExitUsage, fmt.Errorf("--pprof-url: %w", err))
+		}
+	}
+	for _, p := range strings.Split(f.profiles, ",") {
 		switch strings.TrimSpace(p) {
 		case "status":
 			cfg.Status = load.Config{
-				Profile: load.ProfileStatus, Rate: rate, Connections: connections, Duration: c.duration,
-				MaxRequests: c.maxRequests, MaxInFlight: c.maxInFlight,
+				Profile: load.ProfileStatus, Rate: f.rate, Connections: f.connections, Duration: f.duration,
+				MaxRequests: f.maxRequests, MaxInFlight: f.maxInFlight,
 			}
 			if err := cfg.Status.Validate(); err != nil {
 				return fail(ExitUsage, err)
 			}
 		case "ws":
-			cfg.Push = load.PushConfig{Sockets: sockets, Changes: changes, BaseRate: c.roomRate, Duration: c.duration, Wait: c.timeout}
+			cfg.Push = load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: load.MaxDuration, Wait: f.timeout}
 			if err := cfg.Push.Validate(); err != nil {
+				return fail(ExitUsage, err)
+			}
+			// Both sides' sockets are open at once in this process.
+			if err := load.CheckFileLimit(2 * f.sockets); err != nil {
 				return fail(ExitUsage, err)
 			}
 		default:
 			return fail(ExitUsage, fmt.Errorf("--profiles: unknown profile %q; want status and/or ws", p))
 		}
+	}
+
+	if !f.inProcess {
+		exe, err := os.Executable()
+		if err != nil {
+			return fail(ExitFailed, fmt.Errorf("find this program to start the floor process: %w (or use --in-process)", err))
+		}
+		child, err := floor.StartProcess(ctx, exe, []string{"bench", "floor-server"}, childEnv, stderr)
+		if err != nil {
+			return fail(ExitFailed, err)
+		}
+		defer child.Close()
+		cfg.Floor = child.URL()
 	}
 
 	printer := load.NewPrinter(stdout)
@@ -79,11 +146,19 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "%s on the %s:\n", p, side)
 	}
 	cfg.OnSecond = func(_ floor.Side, s load.Second) { printer.Second(s) }
-	cfg.OnRound = func(_ floor.Side, r load.Round) { printer.Round(r) }
-	res, err := floor.Compare(ctx, c.url, cfg)
+	cfg.OnRound = func(side floor.Side, r load.Round) {
+		printer.Done()
+		fmt.Fprintf(stdout, "%-5s ", side)
+		printer.Round(r)
+	}
+	res, err := floor.Compare(ctx, f.url, cfg)
 	printer.Done()
 	if err != nil {
 		return fail(ExitFailed, err)
+	}
+	var dir history.Dir
+	if f.historyDir != "" {
+		dir = history.Dir(f.historyDir)
 	}
 	for _, p := range res.Pairs {
 		fmt.Fprintln(stdout)
@@ -92,16 +167,126 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprint(stdout, "real:  ")
 		load.Summary(stdout, p.Real)
 		printRatio(stdout, p)
+		if dir != "" {
+			path, err := dir.Save(f.record(p, base, cfg.Floor))
+			if err != nil {
+				return fail(ExitFailed, err)
+			}
+			fmt.Fprintf(stdout, "result saved to %s\n", path)
+		}
 	}
 	return ExitOK
 }
 
 func printRatio(w io.Writer, p floor.Pair) {
 	if p.Profile == load.ProfileWS {
-		fmt.Fprintf(w, "ratio real/floor, ws: p50 %.2f×, p99 %.2f×, time until every socket %.2f×\n",
-			p.LatencyRatio(0.5), p.LatencyRatio(0.99), p.TimeToAllRatio())
+		fmt.Fprintf(w, "ratio real/floor, ws: p50 %.2f×, p99 %.2f×, time until every socket %.2f× (median change: real %s, floor %s)\n",
+			p.LatencyRatio(0.5), p.LatencyRatio(0.99), p.TimeToAllRatio(),
+			load.FormatDuration(p.Real.MedianTimeToAll()), load.FormatDuration(p.Floor.MedianTimeToAll()))
+		if r := p.MemoryRatio(); r > 0 {
+			fmt.Fprintf(w, "ratio real/floor, ws memory per socket: %.2f× (real %s, floor %s)\n",
+				r, load.FormatBytes(p.Real.Memory.PerSocket()), load.FormatBytes(p.Floor.Memory.PerSocket()))
+		}
 		return
 	}
-	fmt.Fprintf(w, "ratio real/floor, %s: throughput %.2f× (real %.1f/s, floor %.1f/s), p50 %.2f×, p99 %.2f×\n",
-		p.Profile, p.ThroughputRatio(), p.Real.Achieved(), p.Floor.Achieved(), p.LatencyRatio(0.5), p.LatencyRatio(0.99))
+	fmt.Fprintf(w, "ratio real/floor, %s: throughput %.2f× (real %.1f/s, floor %.1f/s), p50 %.2f×, p99 %.2f× (median of %d rounds)\n",
+		p.Profile, p.ThroughputRatio(), p.Real.Achieved(), p.Floor.Achieved(), p.LatencyRatio(0.5), p.LatencyRatio(0.99), max(len(p.Rounds), 1))
+	for i, r := range p.Rounds {
+		fmt.Fprintf(w, "  round %d: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s\n", i+1, r.Real.Achieved(), r.Floor.Achieved(),
+			floorRatio(r.Real.Achieved(), r.Floor.Achieved()), load.FormatDuration(r.Real.Latency.Quantile(0.99)), load.FormatDuration(r.Floor.Latency.Quantile(0.99)))
+	}
+}
+
+func floorRatio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// record turns one compared profile into its history record: the real
+// server's figures, the floor's nested, and the ratios.
+func (f *floorFlags) record(p floor.Pair, base, floorURL *url.URL) history.Record {
+	rec := newRecord(p.Real, base, f.buildVersion, f.reproduce(p.Profile))
+	floorTarget := "in-process"
+	if floorURL != nil {
+		floorTarget = floorURL.String()
+	}
+	fr := newRecord(p.Floor, &url.URL{Scheme: "floor", Opaque: floorTarget}, f.buildVersion, nil)
+	fr.Machine = ""
+	rec.Kind, rec.Command, rec.Floor, rec.Label = "floor", "floor", &fr, f.label
+	rec.Rounds = max(len(p.Rounds), 1)
+	rec.P50Ratio, rec.P99Ratio = p.LatencyRatio(0.5), p.LatencyRatio(0.99)
+	if p.Profile == load.ProfileWS {
+		rec.TimeToAllRatio, rec.MemoryRatio = p.TimeToAllRatio(), p.MemoryRatio()
+	} else {
+		rec.ThroughputRatio = p.ThroughputRatio()
+	}
+	return rec
+}
+
+// reproduce returns the floor arguments that repeat one profile's
+// comparison (never the token).
+func (f *floorFlags) reproduce(p load.Profile) []string {
+	args := []string{"--profiles", string(p), "--url", f.url}
+	for _, h := range f.allowHosts {
+		args = append(args, "--allow-host", h)
+	}
+	if p == load.ProfileWS {
+		args = append(args, "--sockets", strconv.Itoa(f.sockets), "--changes", strconv.Itoa(f.changes))
+		if f.pprofURL != "" {
+			args = append(args, "--pprof-url", f.pprofURL)
+		}
+	} else {
+		if f.rate > 0 {
+			args = append(args, "--rate", strconv.FormatFloat(f.rate, 'g', -1, 64))
+		} else {
+			args = append(args, "--connections", strconv.Itoa(f.connections))
+		}
+		args = append(args, "--duration", f.duration.String(), "--rounds", strconv.Itoa(f.rounds))
+	}
+	if f.roomRate != defaultRoomRate {
+		args = append(args, "--room-rate", strconv.Itoa(f.roomRate))
+	}
+	if f.inProcess {
+		args = append(args, "--in-process")
+	}
+	if f.label != "" {
+		args = append(args, "--label", strconv.Quote(f.label))
+	}
+	return args
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex // guards w
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+const floorServerSynopsis = `Usage: aditus-queue bench floor-server [flags]
+
+Serves the floor of 'aditus-queue bench floor' on a loopback address and
+prints "floor listening on <url>"; it ends when its standard input ends.
+'bench floor' starts it as its child; there is no need to run it by hand.
+`
+
+func floorServerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("floor-server", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
+	lifetime := fs.Duration("lifetime", 2*load.MaxDuration, "end after this long even if standard input stays open")
+	fs.Usage = usageFunc(fs, floorServerSynopsis)
+	if code, done := parse(fs, args, stdout, stderr); done {
+		return code
+	}
+	if err := floor.ServeChild(ctx, *addr, os.Stdin, stdout, *lifetime); err != nil {
+		fmt.Fprintf(stderr, "aditus-queue bench floor-server: %v\n", err)
+		return ExitFailed
+	}
+	return ExitOK
 }

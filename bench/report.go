@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,15 +19,18 @@ const DefaultResultsFile = "bench/RESULTS.md"
 
 const reportSynopsis = `Usage: aditus-queue bench report [flags]
 
-Regenerates the results table (bench/RESULTS.md) from the history: one row
-per profile, the latest run of each, dated, with the command that
-reproduces it.
+Regenerates the generated part of the results file (bench/RESULTS.md, between
+its markers; the rest of the file is kept) from the history: the latest floor
+comparison of status and ws (ours, the floor, the ratio), durable joins per
+second, memory per WebSocket and push fan-out time, then the latest run of
+each profile, dated, each with the command that reproduces it.
 `
 
 // Report is the hook behind `aditus-queue bench report`: it reads the
-// history in historyDir and writes the markdown table of the latest result
-// of each profile, dated now, to out ("-" for w). The file is replaced only
-// once the whole table is written.
+// history in historyDir and writes the generated part of the results file,
+// dated now, into out between its markers, keeping everything else in the
+// file ("-" writes the generated part alone to w). The file is replaced
+// only once the whole of it is written.
 func Report(historyDir, out string, w io.Writer, now time.Time) error {
 	recs, err := history.Dir(historyDir).Load()
 	if err != nil {
@@ -40,11 +44,19 @@ func Report(historyDir, out string, w io.Writer, now time.Time) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}
+	old, err := os.ReadFile(out)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", out, err)
+	}
+	data := history.Splice(old, buf.Bytes())
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".results-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
-	_, werr := tmp.Write(buf.Bytes())
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(0o644)
+	}
 	cerr := tmp.Close()
 	if werr == nil && cerr == nil {
 		werr = os.Rename(tmp.Name(), out)

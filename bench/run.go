@@ -51,6 +51,8 @@ type runFlags struct {
 	rateFactor     float64
 	errorRateDelta float64
 	buildVersion   string
+	label          string
+	pprofURL       string
 }
 
 // defaultRate is the open loop's rate when neither --rate nor --connections
@@ -74,6 +76,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.Float64Var(&f.rateFactor, "rate-factor", history.DefaultThresholds.RateFactor, "worse when the achieved rate is below this share of the previous runs' median")
 	fs.Float64Var(&f.errorRateDelta, "error-rate-delta", history.DefaultThresholds.ErrorRateDelta, "worse when the error rate exceeds the previous runs' median by more than this share (0.01 = 1 point)")
 	fs.StringVar(&f.buildVersion, "build-version", Version, "version string recorded with the result")
+	fs.StringVar(&f.label, "label", "", `what else distinguishes the run, recorded and shown in the results table (e.g. "embedded log", "kafka")`)
+	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --pprof-addr as a URL (http://127.0.0.1:6060), to force a GC before each memory reading")
 	fs.Usage = usageFunc(fs, runSynopsis)
 	if code, done := parse(fs, args, stdout, stderr); done {
 		return code
@@ -104,9 +108,15 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if tickets, err = t.JoinMany(ctx, f.sockets); err != nil {
 				return fmt.Errorf("draw tickets for the sockets: %w", err)
 			}
+			mem := load.MetricsMemory{Client: client, MetricsURL: base.JoinPath("/metrics").String(), PprofURL: f.pprofURL}
+			var reader load.MemoryReader = mem
+			if _, _, err := mem.Memory(ctx, false); err != nil {
+				fmt.Fprintf(stderr, "warning: no memory per socket: %v\n", err)
+				reader = nil
+			}
 			res, err = load.Push(ctx, t, tickets, room, load.PushConfig{
 				Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate,
-				Duration: f.duration, Wait: f.timeout, OnRound: printer.Round,
+				Duration: f.duration, Wait: f.timeout, OnRound: printer.Round, Memory: reader,
 			})
 			return err
 		}
@@ -121,6 +131,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 
 	rec := newRecord(res, base, f.buildVersion, f.reproduce(profile))
+	rec.Label = f.label
 	if f.historyDir == "" {
 		return ExitOK
 	}
@@ -166,12 +177,20 @@ func (f *runFlags) check() (load.Profile, *url.URL, string, error) {
 	if err != nil {
 		return "", nil, "", err
 	}
+	if f.pprofURL != "" {
+		if _, err := target.Check(f.pprofURL, f.allowHosts); err != nil {
+			return "", nil, "", fmt.Errorf("--pprof-url: %w", err)
+		}
+	}
 	if profile == load.ProfileWS {
 		if f.rate != 0 || f.connections != 0 {
 			return "", nil, "", errors.New("--rate and --connections do not apply to --profile ws; use --sockets and --changes")
 		}
 		cfg := load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: f.duration, Wait: f.timeout}
-		return profile, base, token, cfg.Validate()
+		if err := cfg.Validate(); err != nil {
+			return "", nil, "", err
+		}
+		return profile, base, token, load.CheckFileLimit(f.sockets)
 	}
 	if f.rate == 0 && f.connections == 0 {
 		f.rate = defaultRate
@@ -231,6 +250,12 @@ func (f *runFlags) reproduce(p load.Profile) []string {
 	if f.timeout != load.DefaultTimeout {
 		args = append(args, "--timeout", f.timeout.String())
 	}
+	if f.label != "" {
+		args = append(args, "--label", strconv.Quote(f.label))
+	}
+	if p == load.ProfileWS && f.pprofURL != "" {
+		args = append(args, "--pprof-url", f.pprofURL)
+	}
 	return args
 }
 
@@ -243,7 +268,11 @@ func newRecord(r load.Result, base *url.URL, version string, args []string) hist
 		DurationSeconds: r.Duration.Seconds(), ElapsedSeconds: r.Elapsed.Seconds(),
 		Requests: r.Requests, OK: r.OK, ErrorRate: r.ErrorRate(),
 		P50Ms: ms(0.50), P95Ms: ms(0.95), P99Ms: ms(0.99), MaxMs: float64(r.Latency.Max()) / 1e6,
-		TimeToAllMs: float64(r.TimeToAll) / 1e6, Args: args,
+		TimeToAllMs: float64(r.TimeToAll) / 1e6, MedianTimeToAllMs: float64(r.MedianTimeToAll()) / 1e6,
+		Machine: machine(), Args: args,
+	}
+	if m := r.Memory; m != nil {
+		rec.BytesPerSocket, rec.RSSPerSocket, rec.MemoryGC = m.PerSocket(), m.RSSPerSocket(), m.GC
 	}
 	if r.Mode != load.ModePush {
 		rec.AchievedRate = r.Achieved()

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/bench/histogram"
 	"github.com/aditus-queue/aditus-queue/bench/load"
 	"github.com/aditus-queue/aditus-queue/bench/target"
 )
@@ -31,38 +35,87 @@ type Config struct {
 	RoomRate int
 	// Timeout bounds each request.
 	Timeout time.Duration
+	// Floor is the base URL of a floor Server (see Process); nil starts
+	// one in this process, where it shares the load client's CPU.
+	Floor *url.URL
 	// Status is the HTTP load for the status profile (Profile is set by
-	// Compare); Status.Duration 0 skips it.
+	// Compare); Status.Duration 0 skips it. It is run Rounds times on each
+	// side, alternately.
 	Status load.Config
-	// Push is the ws load (BaseRate is set by Compare); Push.Sockets 0
-	// skips it.
+	Rounds int
+	// Push is the ws load (BaseRate and Memory are set by Compare);
+	// Push.Sockets 0 skips it. Both sides' sockets are open together and
+	// the changes alternate between the sides.
 	Push load.PushConfig
+	// PprofURL is the real server's pprof endpoint, used to force a GC
+	// before each memory reading; without it neither side collects first.
+	PprofURL string
+	// Stderr receives warnings (nil: none).
+	Stderr io.Writer
 	// OnStart, OnSecond and OnRound, when set, are told of progress.
 	OnStart  func(side Side, p load.Profile)
 	OnSecond func(side Side, s load.Second)
 	OnRound  func(side Side, r load.Round)
 }
 
-// Pair is one profile measured on both sides.
-type Pair struct {
-	Profile     load.Profile
+// Round is one status round: the same load on each side, one after the
+// other.
+type Round struct {
 	Floor, Real load.Result
 }
 
-// ThroughputRatio reports the real server's achieved rate as a share of the
-// floor's (1 = as fast as the floor).
-func (p Pair) ThroughputRatio() float64 { return ratio(p.Real.Achieved(), p.Floor.Achieved()) }
-
-// LatencyRatio reports the real server's q-quantile latency as a multiple
-// of the floor's.
-func (p Pair) LatencyRatio(q float64) float64 {
-	return ratio(float64(p.Real.Latency.Quantile(q)), float64(p.Floor.Latency.Quantile(q)))
+// Pair is one profile measured on both sides.
+type Pair struct {
+	Profile load.Profile
+	// Floor and Real are the figures of all rounds together.
+	Floor, Real load.Result
+	// Rounds holds each status round; empty for ws.
+	Rounds []Round
 }
 
-// TimeToAllRatio reports, for ws, the real server's time until every socket
-// had the frame as a multiple of the floor's.
+// ThroughputRatio reports the real server's achieved rate as a share of the
+// floor's (1 = as fast as the floor): the median of the rounds' ratios.
+func (p Pair) ThroughputRatio() float64 {
+	return p.median(func(f, r load.Result) float64 { return ratio(r.Achieved(), f.Achieved()) })
+}
+
+// LatencyRatio reports the real server's q-quantile latency as a multiple
+// of the floor's: the median of the rounds' ratios.
+func (p Pair) LatencyRatio(q float64) float64 {
+	return p.median(func(f, r load.Result) float64 {
+		return ratio(float64(r.Latency.Quantile(q)), float64(f.Latency.Quantile(q)))
+	})
+}
+
+// TimeToAllRatio reports, for ws, the real server's median time until
+// every socket had the frame as a multiple of the floor's.
 func (p Pair) TimeToAllRatio() float64 {
-	return ratio(float64(p.Real.TimeToAll), float64(p.Floor.TimeToAll))
+	return ratio(float64(p.Real.MedianTimeToAll()), float64(p.Floor.MedianTimeToAll()))
+}
+
+// MemoryRatio reports, for ws, the real server's memory per socket as a
+// multiple of the floor's (0 when either was not measured).
+func (p Pair) MemoryRatio() float64 {
+	if p.Real.Memory == nil || p.Floor.Memory == nil {
+		return 0
+	}
+	return ratio(p.Real.Memory.PerSocket(), p.Floor.Memory.PerSocket())
+}
+
+func (p Pair) median(f func(floor, real load.Result) float64) float64 {
+	if len(p.Rounds) == 0 {
+		return f(p.Floor, p.Real)
+	}
+	vs := make([]float64, len(p.Rounds))
+	for i, r := range p.Rounds {
+		vs[i] = f(r.Floor, r.Real)
+	}
+	slices.Sort(vs)
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
 }
 
 func ratio(a, b float64) float64 {
@@ -78,11 +131,10 @@ type Result struct {
 }
 
 // Compare creates a test room on the real server at realBaseURL (which
-// must pass the loopback guard), runs the status load against the status
-// floor and then the real endpoint, then the ws load against the broadcast
-// floor and then the real room, and deletes the room. The status floor
-// answers with the exact bytes of one of the real server's status answers,
-// so both sides send the same size.
+// must pass the loopback guard), runs the status load on the floor and the
+// real endpoint in alternating rounds, then the ws comparison, and deletes
+// the room. The floor answers status with the exact bytes of one of the
+// real server's status answers, so both sides send the same size.
 func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error) {
 	base, err := target.Check(realBaseURL, cfg.AllowHosts)
 	if err != nil {
@@ -90,6 +142,9 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	}
 	if cfg.Status.Duration == 0 && cfg.Push.Sockets == 0 {
 		return Result{}, errors.New("floor: nothing to compare: neither status nor ws load configured")
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
 	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
@@ -99,6 +154,17 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	client := load.NewClient(conns, timeout)
 	defer client.CloseIdleConnections()
 
+	floorURL := cfg.Floor
+	if floorURL == nil {
+		srv, err := NewServer("127.0.0.1:0")
+		if err != nil {
+			return Result{}, fmt.Errorf("floor: start the floor server: %w", err)
+		}
+		defer srv.Close()
+		floorURL = srv.URL()
+	}
+	fl := NewRemote(client, floorURL)
+
 	room, err := target.NewAdmin(base, cfg.AdminToken, client).CreateRoom(ctx, max(cfg.RoomRate, 1))
 	if err != nil {
 		return Result{}, err
@@ -107,14 +173,15 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	err = func() error {
 		queue := load.NewTarget(client, base, room.Slug)
 		if cfg.Status.Duration > 0 {
-			p, err := compareStatus(ctx, client, queue, room.Slug, cfg)
+			p, err := compareStatus(ctx, client, queue, fl, room.Slug, cfg)
 			if err != nil {
 				return err
 			}
 			res.Pairs = append(res.Pairs, p)
 		}
 		if cfg.Push.Sockets > 0 {
-			p, err := comparePush(ctx, client, queue, room, cfg)
+			real := load.MetricsMemory{Client: client, MetricsURL: base.JoinPath("/metrics").String(), PprofURL: cfg.PprofURL}
+			p, err := comparePush(ctx, client, queue, fl, room, real, cfg)
 			if err != nil {
 				return err
 			}
@@ -128,7 +195,7 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	return res, err
 }
 
-func compareStatus(ctx context.Context, client *http.Client, queue *load.Target, slug string, cfg Config) (Pair, error) {
+func compareStatus(ctx context.Context, client *http.Client, queue *load.Target, fl *Remote, slug string, cfg Config) (Pair, error) {
 	tickets, err := queue.JoinMany(ctx, load.DefaultTickets)
 	if err != nil {
 		return Pair{}, fmt.Errorf("floor: %w", err)
@@ -137,77 +204,151 @@ func compareStatus(ctx context.Context, client *http.Client, queue *load.Target,
 	if err != nil {
 		return Pair{}, fmt.Errorf("floor: sample status answer: %w", err)
 	}
-	srv, err := NewStatusServer(body, retryAfter)
-	if err != nil {
-		return Pair{}, fmt.Errorf("floor: start status server: %w", err)
+	if err := fl.SetStatus(ctx, body, retryAfter); err != nil {
+		return Pair{}, err
 	}
-	defer srv.Close()
+	floorTarget := load.NewTarget(client, fl.URL(), slug)
 
 	lc := cfg.Status
 	lc.Profile = load.ProfileStatus
 	lc.Tickets = tickets
 	p := Pair{Profile: load.ProfileStatus}
-	for _, side := range []Side{SideFloor, SideReal} {
-		t := queue
-		if side == SideFloor {
-			t = load.NewTarget(client, srv.URL(), slug)
+	for i := range max(cfg.Rounds, 1) {
+		// Alternate which side goes first (floor, real, real, floor, …), so
+		// a drift of the machine's load favours neither.
+		sides := []Side{SideFloor, SideReal}
+		if i%2 == 1 {
+			sides = []Side{SideReal, SideFloor}
 		}
-		if cfg.OnStart != nil {
-			cfg.OnStart(side, load.ProfileStatus)
+		var rd Round
+		for _, side := range sides {
+			t := queue
+			if side == SideFloor {
+				t = floorTarget
+			}
+			if cfg.OnStart != nil {
+				cfg.OnStart(side, load.ProfileStatus)
+			}
+			c := lc
+			if cfg.OnSecond != nil {
+				c.OnSecond = func(s load.Second) { cfg.OnSecond(side, s) }
+			}
+			r, err := load.Run(ctx, t, c)
+			if err != nil {
+				return p, fmt.Errorf("floor: status on %s: %w", side, err)
+			}
+			if side == SideFloor {
+				rd.Floor = r
+			} else {
+				rd.Real = r
+			}
 		}
-		c := lc
-		if cfg.OnSecond != nil {
-			c.OnSecond = func(s load.Second) { cfg.OnSecond(side, s) }
-		}
-		r, err := load.Run(ctx, t, c)
-		if err != nil {
-			return p, fmt.Errorf("floor: status on %s: %w", side, err)
-		}
-		if side == SideFloor {
-			p.Floor = r
-		} else {
-			p.Real = r
-		}
+		p.Rounds = append(p.Rounds, rd)
 	}
+	p.Floor, p.Real = merge(p.Rounds, SideFloor), merge(p.Rounds, SideReal)
 	return p, nil
 }
 
-func comparePush(ctx context.Context, client *http.Client, queue *load.Target, room *target.Room, cfg Config) (Pair, error) {
+// merge adds up the rounds of one side.
+func merge(rounds []Round, side Side) load.Result {
+	var out load.Result
+	for i, rd := range rounds {
+		r := rd.Real
+		if side == SideFloor {
+			r = rd.Floor
+		}
+		if i == 0 {
+			out = r
+			out.Latency = histogram.New()
+			out.Errors = nil
+			out.Requests, out.OK, out.Elapsed = 0, 0, 0
+		}
+		out.Requests += r.Requests
+		out.OK += r.OK
+		out.Elapsed += r.Elapsed
+		out.Duration = r.Duration * time.Duration(len(rounds))
+		out.Latency.Merge(r.Latency)
+		for c, n := range r.Errors {
+			if out.Errors == nil {
+				out.Errors = map[load.Class]int64{}
+			}
+			out.Errors[c] += n
+		}
+	}
+	return out
+}
+
+// comparePush opens the sockets on both sides (reading each server's
+// memory around it), then makes the changes alternately on the floor and
+// on the real room, so both sides see the same machine load.
+func comparePush(ctx context.Context, client *http.Client, queue *load.Target, fl *Remote, room *target.Room, realMem load.MetricsMemory, cfg Config) (Pair, error) {
 	tickets, err := queue.JoinMany(ctx, cfg.Push.Sockets)
 	if err != nil {
 		return Pair{}, fmt.Errorf("floor: %w", err)
 	}
-	srv, err := NewBroadcastServer()
-	if err != nil {
-		return Pair{}, fmt.Errorf("floor: start broadcast server: %w", err)
+	pc := cfg.Push
+	pc.BaseRate = max(cfg.RoomRate, 1)
+	pc.OnRound = nil
+	var floorMem, realMemReader load.MemoryReader
+	if _, _, err := realMem.Memory(ctx, false); err != nil {
+		fmt.Fprintf(cfg.Stderr, "warning: no memory per socket: %v\n", err)
+	} else {
+		// Collect garbage on the floor only when the real server can be
+		// made to collect as well, so both readings are alike.
+		fl.gc = cfg.PprofURL != ""
+		floorMem, realMemReader = fl, realMem
 	}
-	defer srv.Close()
 
-	p := Pair{Profile: load.ProfileWS}
-	for _, side := range []Side{SideFloor, SideReal} {
-		t, changer := queue, load.RateChanger(room)
-		if side == SideFloor {
-			t, changer = load.NewTarget(client, srv.URL(), room.Slug), srv
+	type side struct {
+		name    Side
+		target  *load.Target
+		changer load.RateChanger
+		memory  load.MemoryReader
+		sockets *load.Sockets
+	}
+	sides := []*side{
+		{name: SideFloor, target: load.NewTarget(client, fl.URL(), room.Slug), changer: fl, memory: floorMem},
+		{name: SideReal, target: queue, changer: room, memory: realMemReader},
+	}
+	defer func() {
+		for _, s := range sides {
+			if s.sockets != nil {
+				s.sockets.Close()
+			}
 		}
+	}()
+	for _, s := range sides {
 		if cfg.OnStart != nil {
-			cfg.OnStart(side, load.ProfileWS)
+			cfg.OnStart(s.name, load.ProfileWS)
 		}
-		c := cfg.Push
-		c.BaseRate = max(cfg.RoomRate, 1)
-		if cfg.OnRound != nil {
-			c.OnRound = func(r load.Round) { cfg.OnRound(side, r) }
-		}
-		r, err := load.Push(ctx, t, tickets, changer, c)
+		c := pc
+		c.Memory = s.memory
+		s.sockets, err = load.OpenSockets(ctx, s.target, tickets, c)
 		if err != nil {
-			return p, fmt.Errorf("floor: ws on %s: %w", side, err)
+			return Pair{}, fmt.Errorf("floor: ws on %s: %w", s.name, err)
 		}
-		if side == SideFloor {
-			p.Floor = r
-		} else {
-			p.Real = r
+	}
+	deadline := time.Now().Add(pc.Duration)
+	for i := 1; i <= pc.Changes && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		for _, s := range sides {
+			rd, err := s.sockets.Change(ctx, s.changer, pc.BaseRate+i)
+			if err != nil {
+				return Pair{}, fmt.Errorf("floor: ws on %s: %w", s.name, err)
+			}
+			if cfg.OnRound != nil {
+				cfg.OnRound(s.name, rd)
+			}
 		}
+	}
+	p := Pair{Profile: load.ProfileWS, Floor: sides[0].sockets.Result(), Real: sides[1].sockets.Result()}
+	if err := ctx.Err(); err != nil {
+		return p, fmt.Errorf("run interrupted: %w", err)
 	}
 	return p, nil
 }
 
-var _ load.RateChanger = (*target.Room)(nil)
+var (
+	_ load.RateChanger  = (*target.Room)(nil)
+	_ load.RateChanger  = (*Remote)(nil)
+	_ load.MemoryReader = (*Remote)(nil)
+)

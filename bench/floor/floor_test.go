@@ -1,9 +1,11 @@
 package floor
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,42 +13,91 @@ import (
 	"github.com/aditus-queue/aditus-queue/bench/load"
 )
 
-func TestStatusServer(t *testing.T) {
-	srv, err := NewStatusServer(nil, "")
+func newServer(t *testing.T) (*Server, *Remote) {
+	t.Helper()
+	srv, err := NewServer("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
-	resp, err := http.Get(srv.URL().String() + "/queue/bench-x/status?ticket=abc")
+	t.Cleanup(func() { srv.Close() })
+	return srv, NewRemote(load.NewClient(4, 5*time.Second), srv.URL())
+}
+
+func get(t *testing.T, u string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != string(DefaultStatusBody) || resp.Header.Get("Retry-After") != "5" {
-		t.Errorf("got %d, Retry-After %q, body %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	return resp.StatusCode, string(body), resp.Header
+}
+
+func TestServerStatus(t *testing.T) {
+	srv, remote := newServer(t)
+	base := srv.URL().String()
+	code, body, h := get(t, base+"/queue/bench-x/status?ticket=abc")
+	if code != 200 || body != string(DefaultStatusBody) || h.Get("Retry-After") != "5" || h.Get("Content-Type") != "application/json" {
+		t.Errorf("default: got %d, Retry-After %q, body %s", code, h.Get("Retry-After"), body)
 	}
-	if resp, err := http.Get(srv.URL().String() + "/queue/bench-x/join"); err != nil || resp.StatusCode != 404 {
-		t.Errorf("other path: got %v, %v; want 404", resp, err)
-	} else {
-		resp.Body.Close()
+	if err := remote.SetStatus(context.Background(), []byte(`{"queue":"q"}`), "7"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body, h := get(t, base+"/queue/bench-x/status?ticket=abc"); code != 200 || body != `{"queue":"q"}` || h.Get("Retry-After") != "7" {
+		t.Errorf("after SetStatus: got %d, Retry-After %q, body %s", code, h.Get("Retry-After"), body)
+	}
+	for _, p := range []string{"/queue/bench-x/join", "/floor/nothing", "/"} {
+		if code, _, _ := get(t, base+p); code != 404 {
+			t.Errorf("%s: got %d, want 404", p, code)
+		}
 	}
 }
 
-func TestBroadcastServer(t *testing.T) {
-	srv, err := NewBroadcastServer()
-	if err != nil {
-		t.Fatal(err)
+func TestServerRefusesOtherThanLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "localhost:0"} {
+		if s, err := NewServer(addr); err == nil {
+			s.Close()
+			t.Errorf("%s: got a server, want an error", addr)
+		}
 	}
-	defer srv.Close()
+}
+
+func TestServerBroadcastAndMemory(t *testing.T) {
+	srv, remote := newServer(t)
 	tgt := load.NewTarget(load.NewClient(4, 5*time.Second), srv.URL(), "bench-floor")
 	tickets := []string{"a", "b", "c", "d", "e"}
-	res, err := load.Push(context.Background(), tgt, tickets, srv, load.PushConfig{Sockets: 5, Changes: 3, BaseRate: 100, Duration: time.Minute, Wait: 10 * time.Second})
+	res, err := load.Push(context.Background(), tgt, tickets, remote, load.PushConfig{Sockets: 5, Changes: 3, BaseRate: 100,
+		Duration: time.Minute, Wait: 10 * time.Second, Memory: remote})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.OK != 15 || len(res.Errors) != 0 {
 		t.Errorf("got %d frames, errors %v; want 15, none", res.OK, res.Errors)
+	}
+	m := res.Memory
+	if m == nil || m.Sockets != 5 || !m.GC || m.Before.HeapInuse == 0 || m.After.StackInuse == 0 {
+		t.Errorf("memory: got %+v, want readings of 5 sockets after a GC", m)
+	}
+}
+
+func TestServeChild(t *testing.T) {
+	// ServeChild runs in a goroutine here, with pipes for its standard
+	// input and output; the bench command's test starts a real child.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeChild(context.Background(), "127.0.0.1:0", inR, outW, time.Minute) }()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, listeningPrefix+"http://127.0.0.1:") {
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	if code, _, _ := get(t, strings.TrimSpace(strings.TrimPrefix(line, listeningPrefix))+"/queue/x/status"); code != 200 {
+		t.Errorf("status on the child: got %d", code)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("child ended with %v", err)
 	}
 }
 
@@ -56,6 +107,7 @@ func TestCompareAgainstFake(t *testing.T) {
 	res, err := Compare(context.Background(), fake.URL, Config{
 		AdminToken: "tok",
 		RoomRate:   60,
+		Rounds:     3,
 		Status:     load.Config{Connections: 2, Duration: time.Minute, MaxRequests: 100},
 		Push:       load.PushConfig{Sockets: 5, Changes: 2, Duration: time.Minute, Wait: 10 * time.Second},
 	})
@@ -66,8 +118,8 @@ func TestCompareAgainstFake(t *testing.T) {
 		t.Fatalf("pairs: got %d, want 2", len(res.Pairs))
 	}
 	st, ws := res.Pairs[0], res.Pairs[1]
-	if st.Floor.OK != 100 || st.Real.OK != 100 {
-		t.Errorf("status ok: got floor %d, real %d, want 100 each", st.Floor.OK, st.Real.OK)
+	if len(st.Rounds) != 3 || st.Floor.OK != 300 || st.Real.OK != 300 || st.Real.Latency.Count() != 300 {
+		t.Errorf("status: got %d rounds, ok floor %d, real %d; want 3 rounds, 300 each", len(st.Rounds), st.Floor.OK, st.Real.OK)
 	}
 	if ws.Floor.OK != 10 || ws.Real.OK != 10 {
 		t.Errorf("ws frames: got floor %d, real %d, want 10 each", ws.Floor.OK, ws.Real.OK)
@@ -75,11 +127,28 @@ func TestCompareAgainstFake(t *testing.T) {
 	if st.ThroughputRatio() <= 0 || st.LatencyRatio(0.5) <= 0 || ws.TimeToAllRatio() <= 0 {
 		t.Errorf("ratios not computed: %v %v %v", st.ThroughputRatio(), st.LatencyRatio(0.5), ws.TimeToAllRatio())
 	}
-	if _, statuses, _ := fake.Counts(); statuses != 101 { // 100 measured plus the sampled answer
-		t.Errorf("status requests on the real side: got %d, want 101", statuses)
+	if ws.Real.Memory != nil {
+		t.Errorf("the fake has no /metrics, yet memory was read: %+v", ws.Real.Memory)
+	}
+	if _, statuses, _ := fake.Counts(); statuses != 301 { // 300 measured plus the sampled answer
+		t.Errorf("status requests on the real side: got %d, want 301", statuses)
 	}
 	if fake.Sites() != 0 || len(fake.Deleted()) != 1 {
 		t.Errorf("test room not deleted: %d sites left, deleted %v", fake.Sites(), fake.Deleted())
+	}
+}
+
+func TestPairMedians(t *testing.T) {
+	res := func(ok int64, elapsed time.Duration) load.Result {
+		return load.Result{Counts: load.Counts{OK: ok}, Elapsed: elapsed}
+	}
+	p := Pair{Rounds: []Round{
+		{Floor: res(100, time.Second), Real: res(50, time.Second)}, // 0.5
+		{Floor: res(100, time.Second), Real: res(90, time.Second)}, // 0.9
+		{Floor: res(10, time.Second), Real: res(80, time.Second)},  // 8: an outlier
+	}}
+	if got := p.ThroughputRatio(); got != 0.9 {
+		t.Errorf("median throughput ratio: got %v, want 0.9", got)
 	}
 }
 

@@ -150,3 +150,59 @@ func TestReport(t *testing.T) {
 		t.Errorf("empty history: got %q, %v", buf.String(), err)
 	}
 }
+
+func TestReportHeadline(t *testing.T) {
+	status := Record{ID: NewID(), Timestamp: t0, Kind: "floor", Command: "floor", Profile: "status", Mode: "closed", Connections: 16,
+		DurationSeconds: 15, Rounds: 3, AchievedRate: 9000, P99Ms: 12, ThroughputRatio: 0.75, P99Ratio: 1.5,
+		Floor:   &Record{AchievedRate: 12000, P99Ms: 8},
+		Machine: "2 CPUs, Test CPU, linux/amd64", Args: []string{"--profiles", "status"}}
+	ws := Record{ID: NewID(), Timestamp: t0, Kind: "floor", Command: "floor", Profile: "ws", Mode: "push", Connections: 2000,
+		BytesPerSocket: 8192, MemoryGC: true, MedianTimeToAllMs: 140, TimeToAllMs: 180, TimeToAllRatio: 2.5, MemoryRatio: 0.5,
+		Floor: &Record{BytesPerSocket: 16384, MedianTimeToAllMs: 56, TimeToAllMs: 60}, Args: []string{"--profiles", "ws"}}
+	join := Record{ID: NewID(), Timestamp: t0, Profile: "join", Mode: "closed", Connections: 32, AchievedRate: 2345.6, P99Ms: 20,
+		Label: "embedded log", Args: []string{"--profile", "join", "--connections", "32", "--label", `"embedded log"`}}
+	var buf bytes.Buffer
+	if err := Report(&buf, []Record{ws, join, status}, t0); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"measured on 2 CPUs, Test CPU, linux/amd64",
+		"| status answers per second | 9,000/s | 12,000/s | 0.75× | 16 connections closed loop, 3 × 5 s rounds on each side, alternately | 2026-07-01 | `aditus-queue bench floor --profiles status` |",
+		"| status p99 latency | 12 ms | 8 ms | 1.50× |",
+		"| memory per WebSocket (Go heap and stacks) | 8 KiB (131,072 per GiB) | 16 KiB (65,536 per GiB) | 0.50× | 2000 WebSockets open on each side at once, after a forced GC |",
+		"| push fan-out: rate change until every socket had the frame | 140 ms | 56 ms | 2.50× |",
+		"| durable joins per second (embedded log) | 2,346/s | – | – | 32 connections closed loop; p99 20 ms | 2026-07-01 | `aditus-queue bench run --profile join --connections 32 --label \"embedded log\"` |",
+		"| join (embedded log) | 32 connections closed loop |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "| status | ") {
+		t.Errorf("a floor record shows among the latest runs:\n%s", out)
+	}
+	if !strings.HasPrefix(out, BeginMarker) || !strings.HasSuffix(out, EndMarker+"\n") {
+		t.Errorf("report not within its markers:\n%s", out)
+	}
+}
+
+func TestSplice(t *testing.T) {
+	block := []byte(BeginMarker + "\nnew figures\n" + EndMarker + "\n")
+	for _, tc := range []struct {
+		name, old, want string
+	}{
+		{"no file", "", Title + "\n\n" + string(block)},
+		{"older generated file", Title + "\n\nGenerated 2026-01-01 by …\n| a | b |\n", Title + "\n\n" + string(block)},
+		{"hand-written file without markers", Title + "\n\n## Kafka\n\nfigures\n", Title + "\n\n" + string(block) + "\n## Kafka\n\nfigures\n"},
+		{"markers kept, sections around them kept",
+			Title + "\n\nintro\n\n" + BeginMarker + "\nold figures\n" + EndMarker + "\n\n## Kafka\n\nkept\n",
+			Title + "\n\nintro\n\n" + string(block) + "\n## Kafka\n\nkept\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(Splice([]byte(tc.old), block)); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -54,16 +54,65 @@ type Record struct {
 	// the changed frame.
 	TimeToAllMs float64 `json:"timeToAllMs,omitempty"`
 
-	// Args are the bench run arguments that reproduce the run (never a
-	// credential).
-	Args []string `json:"args,omitempty"`
+	// MedianTimeToAllMs is the ws profile's median over the changes of
+	// the time until every socket had the changed frame.
+	MedianTimeToAllMs float64 `json:"medianTimeToAllMs,omitempty"`
+	// BytesPerSocket is, for ws, the server's Go heap and stacks in use per
+	// open socket; RSSPerSocket its resident memory per socket; MemoryGC
+	// whether a garbage collection preceded the readings.
+	BytesPerSocket float64 `json:"bytesPerSocket,omitempty"`
+	RSSPerSocket   float64 `json:"rssPerSocket,omitempty"`
+	MemoryGC       bool    `json:"memoryGC,omitempty"`
+
+	// Kind is empty for `bench run` and "floor" for `bench floor`, whose
+	// record holds the real server's figures and Floor the floor's.
+	Kind  string  `json:"kind,omitempty"`
+	Floor *Record `json:"floor,omitempty"`
+	// Rounds is the number of alternating rounds of a floor comparison;
+	// the ratios are the real server's figure over the floor's, the median
+	// of the rounds' ratios.
+	Rounds          int     `json:"rounds,omitempty"`
+	ThroughputRatio float64 `json:"throughputRatio,omitempty"`
+	P50Ratio        float64 `json:"p50Ratio,omitempty"`
+	P99Ratio        float64 `json:"p99Ratio,omitempty"`
+	TimeToAllRatio  float64 `json:"timeToAllRatio,omitempty"`
+	MemoryRatio     float64 `json:"memoryRatio,omitempty"`
+
+	// Label says what was measured beyond the load, e.g. the server's event
+	// log ("embedded log", "kafka"), as given with --label.
+	Label string `json:"label,omitempty"`
+	// Machine describes where the runner ran (CPUs, model, OS/arch).
+	Machine string `json:"machine,omitempty"`
+
+	// Args are the bench arguments that reproduce the run (never a
+	// credential), after the command named by Command ("run" when empty).
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
 }
 
 // Comparable reports whether r and o measured the same thing: the same
 // profile, mode and offered load.
 func (r Record) Comparable(o Record) bool {
-	return r.Profile == o.Profile && r.Mode == o.Mode && r.Rate == o.Rate &&
-		r.Connections == o.Connections && r.Mix == o.Mix
+	return r.Kind == o.Kind && r.Profile == o.Profile && r.Mode == o.Mode && r.Rate == o.Rate &&
+		r.Connections == o.Connections && r.Mix == o.Mix && r.Label == o.Label
+}
+
+// SocketsPerGiB reports how many sockets a GiB holds at BytesPerSocket
+// each (0 when not measured).
+func (r Record) SocketsPerGiB() float64 {
+	if r.BytesPerSocket <= 0 {
+		return 0
+	}
+	return float64(1<<30) / r.BytesPerSocket
+}
+
+// CommandLine returns the command that reproduces the record.
+func (r Record) CommandLine() string {
+	cmd := r.Command
+	if cmd == "" {
+		cmd = "run"
+	}
+	return strings.TrimSpace("aditus-queue bench " + cmd + " " + strings.Join(r.Args, " "))
 }
 
 // NewID returns a random record id.

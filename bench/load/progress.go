@@ -100,6 +100,26 @@ func Summary(w io.Writer, r Result) {
 	if r.Mode == ModePush {
 		fmt.Fprintf(w, "  time until every socket had the frame: %s (slowest change)\n", FormatDuration(r.TimeToAll))
 	}
+	if m := r.Memory; m != nil {
+		gc := "no GC forced, so garbage may count"
+		if m.GC {
+			gc = "after a forced GC"
+		}
+		fmt.Fprintf(w, "  server memory per socket: %s Go heap+stacks (%.0f sockets per GiB), %s resident; %d sockets, %s\n",
+			FormatBytes(m.PerSocket()), m.PerGiB(), FormatBytes(m.RSSPerSocket()), m.Sockets, gc)
+	}
+}
+
+// FormatBytes writes a size in B, KiB or MiB with three significant digits.
+func FormatBytes(b float64) string {
+	switch {
+	case b < 1024:
+		return fmt.Sprintf("%.0f B", b)
+	case b < 1<<20:
+		return sig3(b/1024) + " KiB"
+	default:
+		return sig3(b/(1<<20)) + " MiB"
+	}
 }
 
 // FormatErrors writes error counts by class, "0" when there are none.

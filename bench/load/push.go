@@ -48,6 +48,9 @@ type PushConfig struct {
 	Wait     time.Duration
 	// OnRound, when set, receives each change's figures.
 	OnRound func(Round)
+	// Memory, when set, reads the server's memory around the opening of
+	// the sockets.
+	Memory MemoryReader
 }
 
 // Validate checks a push configuration against the limits.
@@ -93,7 +96,9 @@ type round struct {
 // through change and measures, for every socket, the time from the change
 // to the first frame whose rate field is the new rate. A socket that could
 // not be opened counts as ClassDial, a frame that did not come within
-// cfg.Wait as ClassNoFrame.
+// cfg.Wait as ClassNoFrame. With cfg.Memory set, the server's memory is
+// read before the sockets are opened and once they all had a first frame
+// (Result.Memory).
 func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, cfg PushConfig) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
@@ -101,90 +106,148 @@ func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, 
 	if len(tickets) < cfg.Sockets {
 		return Result{}, fmt.Errorf("push: %d tickets for %d sockets", len(tickets), cfg.Sockets)
 	}
-	start := time.Now()
-	deadline := start.Add(cfg.Duration)
-	res := Result{
-		Profile: ProfileWS, Mode: ModePush, Connections: cfg.Sockets, Duration: cfg.Duration,
-		Started: start, Latency: histogram.New(),
+	deadline := time.Now().Add(cfg.Duration)
+	s, err := OpenSockets(ctx, t, tickets[:cfg.Sockets], cfg)
+	defer s.Close()
+	if err != nil {
+		return s.Result(), err
 	}
+	for i := 1; i <= cfg.Changes && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		rd, err := s.Change(ctx, change, cfg.BaseRate+i)
+		if err != nil {
+			return s.Result(), err
+		}
+		if cfg.OnRound != nil {
+			cfg.OnRound(rd)
+		}
+	}
+	res := s.Result()
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("run interrupted: %w", err)
+	}
+	return res, nil
+}
 
-	var current atomic.Pointer[round]
-	conns, dialFailed, dialErr := t.dialAll(ctx, tickets[:cfg.Sockets], cfg.Wait)
-	open := cfg.Sockets - dialFailed
+// Sockets are the open WebSockets of one push run. Change and Result are
+// called from one goroutine.
+type Sockets struct {
+	cfg        PushConfig
+	conns      []*websocket.Conn // nil where the dial failed
+	dialFailed int
+	current    atomic.Pointer[round]
+	readers    sync.WaitGroup
+	res        Result
+	closeOnce  sync.Once
+}
+
+// OpenSockets opens one WebSocket per ticket and waits (at most cfg.Wait)
+// until each had its first frame. With cfg.Memory set it reads the
+// server's memory before and after. It fails only when no socket opened or
+// a memory reading failed; the returned Sockets must be closed either way.
+func OpenSockets(ctx context.Context, t *Target, tickets []string, cfg PushConfig) (*Sockets, error) {
+	s := &Sockets{cfg: cfg, res: Result{
+		Profile: ProfileWS, Mode: ModePush, Connections: len(tickets), Duration: cfg.Duration,
+		Started: time.Now(), Latency: histogram.New(),
+	}}
+	var before Memory
+	var gc bool
+	if cfg.Memory != nil {
+		var err error
+		if before, gc, err = cfg.Memory.Memory(ctx, true); err != nil {
+			return s, fmt.Errorf("push: memory before the sockets: %w", err)
+		}
+	}
+	conns, dialFailed, dialErr := t.dialAll(ctx, tickets, cfg.Wait)
+	s.conns, s.dialFailed = conns, dialFailed
+	open := len(tickets) - dialFailed
 	ready := newLatch(open)
-	var readers sync.WaitGroup
 	for i, c := range conns {
 		if c == nil {
 			continue
 		}
-		readers.Go(func() { readFrames(c, i, &current, ready) })
+		s.readers.Go(func() { readFrames(c, i, &s.current, ready) })
 	}
-	defer func() {
-		for _, c := range conns {
+	if open == 0 {
+		s.res.Requests = int64(len(tickets))
+		s.res.Errors = map[Class]int64{ClassDial: int64(dialFailed)}
+		return s, fmt.Errorf("push: none of %d WebSockets could be opened: %w", len(tickets), dialErr)
+	}
+	// A socket is subscribed once it has had a first frame; a change made
+	// before that could not reach it. Wait for that, but not forever: a
+	// server may send its first frame only on its next tick.
+	ready.wait(ctx, cfg.Wait)
+	if cfg.Memory != nil {
+		after, gc2, err := cfg.Memory.Memory(ctx, true)
+		if err != nil {
+			return s, fmt.Errorf("push: memory with the sockets open: %w", err)
+		}
+		s.res.Memory = &SocketMemory{Sockets: open, Before: before, After: after, GC: gc && gc2}
+	}
+	return s, nil
+}
+
+// Open reports how many sockets are open.
+func (s *Sockets) Open() int { return len(s.conns) - s.dialFailed }
+
+// Change sets the room's rate to rate through change and waits (at most
+// the configured Wait) until every open socket had a frame carrying it.
+func (s *Sockets) Change(ctx context.Context, change RateChanger, rate int) (Round, error) {
+	r := &round{rate: float64(rate), base: time.Now(), arrivals: make([]atomic.Int64, len(s.conns)), all: newLatch(s.Open())}
+	s.current.Store(r)
+	sentAt, err := change.SetRate(ctx, rate)
+	if err != nil {
+		s.current.Store(nil)
+		return Round{}, fmt.Errorf("push: change to %d/min: %w", rate, err)
+	}
+	r.all.wait(ctx, s.cfg.Wait)
+	s.current.Store(nil)
+
+	rd := Round{Index: len(s.res.Rounds) + 1, Rate: rate}
+	h := histogram.New()
+	for j := range s.conns {
+		if s.conns[j] == nil {
+			s.res.add(ClassDial)
+			continue
+		}
+		a := r.arrivals[j].Load()
+		if a == 0 {
+			rd.Missing++
+			s.res.add(ClassNoFrame)
+			continue
+		}
+		lat := max(r.base.Add(time.Duration(a-1)).Sub(sentAt), 0)
+		h.Record(lat)
+		rd.Received++
+		s.res.add(OK)
+	}
+	s.res.Latency.Merge(h)
+	rd.P50, rd.P99 = h.Quantile(0.5), h.Quantile(0.99)
+	if rd.Missing == 0 && s.dialFailed == 0 {
+		rd.TimeToAll = h.Max()
+		s.res.TimeToAll = max(s.res.TimeToAll, rd.TimeToAll)
+	}
+	s.res.Rounds = append(s.res.Rounds, rd)
+	return rd, nil
+}
+
+// Result returns the figures of the changes so far.
+func (s *Sockets) Result() Result {
+	r := s.res
+	r.Elapsed = time.Since(r.Started)
+	return r
+}
+
+// Close closes every socket and waits for their readers.
+func (s *Sockets) Close() {
+	s.closeOnce.Do(func() {
+		for _, c := range s.conns {
 			if c != nil {
 				_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(100*time.Millisecond))
 				_ = c.Close()
 			}
 		}
-		readers.Wait()
-	}()
-	if open == 0 {
-		res.Requests = int64(cfg.Sockets)
-		res.Errors = map[Class]int64{ClassDial: int64(dialFailed)}
-		return res, fmt.Errorf("push: none of %d WebSockets could be opened: %w", cfg.Sockets, dialErr)
-	}
-
-	// A socket is subscribed once it has had a first frame; a change made
-	// before that could not reach it. Wait for that, but not forever: a
-	// server may send its first frame only on its next tick.
-	ready.wait(ctx, cfg.Wait)
-
-	for i := 1; i <= cfg.Changes && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
-		rate := cfg.BaseRate + i
-		r := &round{rate: float64(rate), base: time.Now(), arrivals: make([]atomic.Int64, len(conns)), all: newLatch(open)}
-		current.Store(r)
-		sentAt, err := change.SetRate(ctx, rate)
-		if err != nil {
-			current.Store(nil)
-			return res, fmt.Errorf("push: change %d: %w", i, err)
-		}
-		r.all.wait(ctx, cfg.Wait)
-		current.Store(nil)
-
-		rd := Round{Index: i, Rate: rate}
-		h := histogram.New()
-		for j := range conns {
-			if conns[j] == nil {
-				res.add(ClassDial)
-				continue
-			}
-			a := r.arrivals[j].Load()
-			if a == 0 {
-				rd.Missing++
-				res.add(ClassNoFrame)
-				continue
-			}
-			lat := max(r.base.Add(time.Duration(a-1)).Sub(sentAt), 0)
-			h.Record(lat)
-			rd.Received++
-			res.add(OK)
-		}
-		res.Latency.Merge(h)
-		rd.P50, rd.P99 = h.Quantile(0.5), h.Quantile(0.99)
-		if rd.Missing == 0 && dialFailed == 0 {
-			rd.TimeToAll = h.Max()
-			res.TimeToAll = max(res.TimeToAll, rd.TimeToAll)
-		}
-		res.Rounds = append(res.Rounds, rd)
-		if cfg.OnRound != nil {
-			cfg.OnRound(rd)
-		}
-	}
-	res.Elapsed = time.Since(start)
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("run interrupted: %w", err)
-	}
-	return res, nil
+		s.readers.Wait()
+	})
 }
 
 // dialAll opens a socket per ticket, a few at a time. A nil entry is a
@@ -282,4 +345,16 @@ func (l *latch) wait(ctx context.Context, timeout time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// CheckFileLimit fails when opening sockets WebSockets (each an open file
+// here, and one on the server) would pass this process's limit on open
+// files, with what to do about it.
+func CheckFileLimit(sockets int) error {
+	limit, ok := FileLimit()
+	need := uint64(sockets) + 64 // the HTTP client's connections, the runtime's own files
+	if ok && need > limit {
+		return fmt.Errorf("%d sockets need about %d open files, but this process may open %d (ulimit -n); raise the limit (and the server's) or open fewer sockets", sockets, need, limit)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -121,6 +122,8 @@ type Result struct {
 	// slowest round's time until every socket had the frame.
 	Rounds    []Round
 	TimeToAll time.Duration
+	// Memory is set for a ws run that read the server's memory.
+	Memory *SocketMemory
 }
 
 // Achieved reports successful answers (ws: frames) per second of Elapsed.
@@ -129,6 +132,25 @@ func (r Result) Achieved() float64 {
 		return 0
 	}
 	return float64(r.OK) / r.Elapsed.Seconds()
+}
+
+// MedianTimeToAll reports, for ws, the median over the changes of the time
+// until every socket had the frame (0 when no change reached them all).
+func (r Result) MedianTimeToAll() time.Duration {
+	var ds []time.Duration
+	for _, rd := range r.Rounds {
+		if rd.TimeToAll > 0 {
+			ds = append(ds, rd.TimeToAll)
+		}
+	}
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	if n := len(ds); n%2 == 0 {
+		return (ds[n/2-1] + ds[n/2]) / 2
+	}
+	return ds[len(ds)/2]
 }
 
 // ErrorRate reports the share of requests that did not end OK.
