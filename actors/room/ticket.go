@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"hash"
+	"sync"
 )
 
 // A ticket binds a waiting number to its room and to the visitor who drew
@@ -19,7 +21,10 @@ const ticketMACLen = 16
 func SignTicket(key []byte, roomID string, n uint64) string {
 	var buf [8 + ticketMACLen]byte
 	binary.BigEndian.PutUint64(buf[:8], n)
-	copy(buf[8:], ticketMAC(key, roomID, n))
+	p := ticketMACPool(key)
+	m := p.Get().(*ticketMAC)
+	copy(buf[8:], m.sum(roomID, n))
+	p.Put(m)
 	return base64.RawURLEncoding.EncodeToString(buf[:])
 }
 
@@ -34,20 +39,67 @@ func ParseTicket(key []byte, roomID, ticket string) (uint64, bool) {
 		return 0, false
 	}
 	n := binary.BigEndian.Uint64(buf[:8])
-	if n == 0 || !hmac.Equal(buf[8:], ticketMAC(key, roomID, n)) {
+	if n == 0 {
 		return 0, false
 	}
-	return n, true
+	p := ticketMACPool(key)
+	m := p.Get().(*ticketMAC)
+	ok := hmac.Equal(buf[8:], m.sum(roomID, n))
+	p.Put(m)
+	return n, ok
 }
 
-func ticketMAC(key []byte, roomID string, n uint64) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("ticket\x00"))
-	m.Write([]byte(roomID))
-	var b [9]byte
-	binary.BigEndian.PutUint64(b[1:], n)
-	m.Write(b[:])
-	return m.Sum(nil)[:ticketMACLen]
+// ticketMAC is an HMAC-SHA256 keyed with one room's ticket key, with room
+// for its input and output, so that computing a ticket's MAC allocates
+// nothing. Keying an HMAC costs two SHA-256 blocks and several allocations,
+// more than the MAC of a ticket itself, so keyed states are kept in a pool
+// per key and only reset between uses.
+type ticketMAC struct {
+	h   hash.Hash
+	in  []byte
+	out []byte
+}
+
+func (m *ticketMAC) sum(roomID string, n uint64) []byte {
+	m.h.Reset()
+	m.in = append(append(m.in[:0], "ticket\x00"...), roomID...)
+	m.in = binary.BigEndian.AppendUint64(append(m.in, 0), n)
+	m.h.Write(m.in)
+	m.out = m.h.Sum(m.out[:0])
+	return m.out[:ticketMACLen]
+}
+
+// ticketMACs pools keyed states by key. It holds copies of ticket keys,
+// which front nodes and grains hold anyway; it is emptied when it reaches
+// maxTicketMACKeys, so rotated and deleted rooms' keys do not pile up.
+var ticketMACs struct {
+	mu    sync.RWMutex // guards pools
+	pools map[string]*sync.Pool
+}
+
+const maxTicketMACKeys = 4096
+
+func ticketMACPool(key []byte) *sync.Pool {
+	ticketMACs.mu.RLock()
+	p := ticketMACs.pools[string(key)]
+	ticketMACs.mu.RUnlock()
+	if p != nil {
+		return p
+	}
+	k := string(key)
+	ticketMACs.mu.Lock()
+	defer ticketMACs.mu.Unlock()
+	if p = ticketMACs.pools[k]; p != nil {
+		return p
+	}
+	if ticketMACs.pools == nil || len(ticketMACs.pools) >= maxTicketMACKeys {
+		ticketMACs.pools = map[string]*sync.Pool{}
+	}
+	p = &sync.Pool{New: func() any {
+		return &ticketMAC{h: hmac.New(sha256.New, []byte(k)), in: make([]byte, 0, 64), out: make([]byte, 0, sha256.Size)}
+	}}
+	ticketMACs.pools[k] = p
+	return p
 }
 
 // SubKey derives a key for another purpose (proof-of-work challenges) from

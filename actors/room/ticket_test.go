@@ -2,8 +2,10 @@ package room_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -88,4 +90,37 @@ func TestSubKeyDiffersByPurpose(t *testing.T) {
 	if string(room.SubKey(ticketKey, "pow")) != string(a) {
 		t.Fatal("SubKey is not deterministic")
 	}
+}
+
+// The ticket encoding is part of every ticket handed out: it must not
+// change. The value was computed independently (Python's hmac module).
+func TestTicketEncodingIsStable(t *testing.T) {
+	key := []byte(strings.Repeat("k", 32))
+	if got, want := room.SignTicket(key, "room-1", 1234567), "AAAAAAAS1ofHHafik2OqhV1cY7Ft3quT"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// Keyed MAC states are pooled per key; many keys, and many goroutines at
+// once, must each get their own key's answer.
+func TestTicketsUnderManyKeysAtOnce(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 5000 {
+				key := []byte(fmt.Sprintf("key-%d-%d", g, i%700))
+				n := uint64(i + 1)
+				tk := room.SignTicket(key, "r", n)
+				if got, ok := room.ParseTicket(key, "r", tk); !ok || got != n {
+					t.Errorf("key %s: got %d, %v; want %d", key, got, ok, n)
+					return
+				}
+				if _, ok := room.ParseTicket([]byte(fmt.Sprintf("key-%d-%d", g, i%700+1)), "r", tk); ok {
+					t.Errorf("key %s: another key accepted its ticket", key)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
