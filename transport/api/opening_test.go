@@ -63,6 +63,10 @@ func TestScheduledOpeningThroughHTTP(t *testing.T) {
 	// The front stays up until the test binary exits: shutting down a node
 	// without grains fails inside protoactor's cluster (it has no gossiper).
 	fe := w.front(t, f)
+	waitFor(t, 15*time.Second, "the second front joining the cluster", func() bool {
+		_, ok, err := f.Views.BySlug(context.Background(), "opening")
+		return err == nil && ok
+	})
 
 	clock.Advance(time.Minute) // the opening: the grain draws on its next tick
 	status := func(e *env, n int) map[string]any {
@@ -124,7 +128,7 @@ func TestScheduledOpeningThroughHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the second front's view", func() bool {
+	waitFor(t, 10*time.Second, "the second front's view", func() bool {
 		r, ok, err := f.Views.BySlug(ctx, "opening")
 		return err == nil && ok && r.View.Issued == mine.View.Issued && r.View.Version >= mine.View.Version && len(r.View.Draws) == 1
 	})

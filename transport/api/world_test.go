@@ -63,6 +63,12 @@ func (w *world) start(t *testing.T) {
 	}
 	w.node = n
 	w.env = w.front(t, n)
+	// Wait until the node answers: forming the cluster takes a moment.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := n.Client.List(ctx); err != nil {
+		t.Fatalf("the node does not answer: %v", err)
+	}
 	t.Cleanup(func() {
 		if w.node != n { // a restart stopped it already
 			return
