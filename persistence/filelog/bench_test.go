@@ -147,3 +147,24 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/open")
 }
+
+// BenchmarkReplayTail measures what a grain does after each of its
+// writes: replay the stream after the offset it had, which reads back the
+// one frame just appended.
+func BenchmarkReplayTail(b *testing.B) {
+	dir := b.TempDir()
+	writeFixture(b, dir, []string{"room-a"}, 10_000, 1)
+	l := mustOpen(b, dir, defaultSegmentSize)
+	defer mustClose(b, l)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if _, err := l.Replay(ctx, "room-a", 10_000-2, func(persistence.Record) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if n != 1 {
+			b.Fatalf("replayed %d events, want 1", n)
+		}
+	}
+}

@@ -428,6 +428,13 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 		return frames[i].first+int64(frames[i].count)-1 > after
 	})
 	last := after
+	// rest is what is left to read. The slab is sized to it, up to
+	// readChunk, so a read-back of one small frame after a write (the
+	// grains do one per write) does not allocate a whole chunk.
+	var rest int64
+	for _, fr := range frames[i:] {
+		rest += int64(fr.size)
+	}
 	var slab []byte
 	for i < len(frames) {
 		if err := ctx.Err(); err != nil {
@@ -447,10 +454,11 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 		// Records handed to fn point into buf, so it is carved from slab
 		// and never reused.
 		if int64(len(slab)) < n {
-			slab = make([]byte, max(n, readChunk))
+			slab = make([]byte, max(n, min(rest, readChunk)))
 		}
 		buf := slab[:n:n]
 		slab = slab[n:]
+		rest -= n
 		if _, err := f.ReadAt(buf, int64(frames[i].pos)); err != nil {
 			return last, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
 		}
