@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -11,6 +12,34 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// children caches the series of each route, method and status, so a
+	// request costs one map lookup instead of hashing its label values
+	// into both vectors. Routes are the registered paths, so it stays
+	// small.
+	children sync.Map // metricKey → *routeMetrics
+}
+
+type metricKey struct {
+	route, method string
+	status        int
+}
+
+type routeMetrics struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+func (m *httpMetrics) of(route, method string, status int) *routeMetrics {
+	k := metricKey{route, method, status}
+	if rm, ok := m.children.Load(k); ok {
+		return rm.(*routeMetrics)
+	}
+	rm := &routeMetrics{
+		requests: m.requests.WithLabelValues(route, method, strconv.Itoa(status)),
+		latency:  m.latency.WithLabelValues(route),
+	}
+	actual, _ := m.children.LoadOrStore(k, rm)
+	return actual.(*routeMetrics)
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -46,8 +75,9 @@ func (m *httpMetrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			status = c.Response().Status
 			err = nil
 		}
-		m.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Inc()
-		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		rm := m.of(route, c.Request().Method, status)
+		rm.requests.Inc()
+		rm.latency.Observe(time.Since(start).Seconds())
 		return err
 	}
 }

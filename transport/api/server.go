@@ -51,6 +51,8 @@ type Server struct {
 	metrics *httpMetrics
 	hash    func(string) []byte
 	known   knownRooms
+	// prefixes caches the encoded start of each room's answers.
+	prefixes answerPrefixes
 }
 
 // New builds the server and registers every route.

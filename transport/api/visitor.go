@@ -56,7 +56,11 @@ func (s *Server) room(c echo.Context) (*node.Room, error) {
 func (s *Server) cors(c echo.Context, r *node.Room) {
 	origin := c.Request().Header.Get("Origin")
 	h := c.Response().Header()
-	h.Add("Vary", "Origin")
+	if len(h["Vary"]) == 0 {
+		h["Vary"] = varyOrigin
+	} else {
+		h.Add("Vary", "Origin")
+	}
 	if origin == "" {
 		return
 	}
@@ -142,7 +146,7 @@ func (s *Server) handleJoin(c echo.Context) error {
 	a := answerOf(v, v.StatusOf(res.Number, s.now().UnixNano()))
 	a.Ticket = res.Ticket
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, a)
+	return s.writeAnswer(c, v, &a)
 }
 
 // number reads the visitor's number from a ticket (or, for read-only
@@ -176,14 +180,16 @@ func (s *Server) handleStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.number(r, c.QueryParam("ticket"), c.QueryParam("number"), true)
+	q := c.Request().URL.RawQuery
+	ticket := queryValue(q, "ticket")
+	n, err := s.number(r, ticket, queryValue(q, "number"), true)
 	if err != nil {
 		return err
 	}
 	v := r.View
 	if n > v.Issued {
 		// A ticket proves issuance even when this node's view lags a join.
-		if c.QueryParam("ticket") == "" {
+		if ticket == "" {
 			return errNotIssued
 		}
 	}
@@ -192,9 +198,9 @@ func (s *Server) handleStatus(c echo.Context) error {
 	active := st.Active
 	a.Active = &active
 	h := c.Response().Header()
-	h.Set("Retry-After", strconv.Itoa(st.RetryAfter))
-	h.Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, a)
+	h["Retry-After"] = retryAfterValue(st.RetryAfter)
+	h["Cache-Control"] = noStore
+	return s.writeAnswer(c, v, &a)
 }
 
 type tokenBody struct {
