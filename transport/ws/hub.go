@@ -51,7 +51,9 @@ func FrameOf(v *room.View, now time.Time) Frame {
 }
 
 const (
-	// Tick is how often changed rooms are pushed.
+	// Tick is how often changed rooms are pushed. A change to a room that
+	// had no frame for a Tick goes out at once; changes that follow within
+	// the Tick are gathered into the frame of the next one.
 	Tick = 100 * time.Millisecond
 	// Keepalive is the longest time between two frames of a room.
 	Keepalive    = 3 * time.Second
@@ -70,8 +72,12 @@ type Hub struct {
 	upgrader websocket.Upgrader
 
 	mu sync.Mutex
-	// mu guards rooms.
+	// mu guards rooms and changedRooms.
 	rooms map[string]*roomHub
+	// changedRooms are the rooms changed since the loop last looked;
+	// kick (one slot) wakes the loop for them.
+	changedRooms map[string]*roomHub
+	kick         chan struct{}
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -124,7 +130,8 @@ func (c *client) close() {
 
 // NewHub starts the broadcaster; Close stops it.
 func NewHub(views *node.Views, log *slog.Logger, now func() time.Time) *Hub {
-	h := &Hub{views: views, log: log, now: now, rooms: map[string]*roomHub{}, done: make(chan struct{})}
+	h := &Hub{views: views, log: log, now: now, rooms: map[string]*roomHub{}, changedRooms: map[string]*roomHub{},
+		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	h.upgrader = websocket.Upgrader{
 		ReadBufferSize: 256, WriteBufferSize: 1024, WriteBufferPool: &sync.Pool{},
 		HandshakeTimeout: 10 * time.Second,
@@ -143,6 +150,9 @@ func (h *Hub) Register(e *echo.Echo) { e.GET("/queue/:slug/ws", h.handleSocket) 
 func (h *Hub) changed(id string, r *node.Room) {
 	h.mu.Lock()
 	rh := h.rooms[id]
+	if rh != nil {
+		h.changedRooms[id] = rh
+	}
 	h.mu.Unlock()
 	if rh == nil {
 		return
@@ -150,6 +160,10 @@ func (h *Hub) changed(id string, r *node.Room) {
 	rh.mu.Lock()
 	rh.latest, rh.dirty = r, true
 	rh.mu.Unlock()
+	select {
+	case h.kick <- struct{}{}:
+	default: // the loop is already due to look
+	}
 }
 
 func jsonError(c echo.Context, status int, code, msg string) error {
@@ -277,8 +291,29 @@ func (h *Hub) loop() {
 		case <-h.done:
 			return
 		case <-t.C:
+			h.broadcast()
+		case <-h.kick:
+			h.pushChanged()
 		}
-		h.broadcast()
+	}
+}
+
+// pushChanged pushes the rooms changed since the last look that had no
+// frame for a Tick; the others stay dirty for the next tick, so a busy
+// room gets at most about two frames per Tick.
+func (h *Hub) pushChanged() {
+	now := h.now()
+	h.mu.Lock()
+	changed := h.changedRooms
+	h.changedRooms = make(map[string]*roomHub, len(changed))
+	h.mu.Unlock()
+	for _, rh := range changed {
+		rh.mu.Lock()
+		if !rh.dirty || len(rh.conns) == 0 || now.Sub(rh.sentAt) < Tick {
+			rh.mu.Unlock()
+			continue
+		}
+		h.sendLocked(rh, now)
 	}
 }
 
@@ -311,28 +346,35 @@ func (h *Hub) broadcast() {
 			rh.mu.Unlock()
 			continue
 		}
-		r := rh.latest
-		rh.dirty, rh.sentAt = false, now
-		presence := r.View.Config.Abandon.Enabled && now.Sub(rh.presence) >= presenceEvery
+		h.sendLocked(rh, now)
+	}
+}
+
+// sendLocked pushes rh's latest frame to every socket of the room. It is
+// called with rh.mu held and releases it before the frame is encoded and
+// offered.
+func (h *Hub) sendLocked(rh *roomHub, now time.Time) {
+	r := rh.latest
+	rh.dirty, rh.sentAt = false, now
+	presence := r.View.Config.Abandon.Enabled && now.Sub(rh.presence) >= presenceEvery
+	if presence {
+		rh.presence = now
+	}
+	conns := make([]*client, 0, len(rh.conns))
+	for cl := range rh.conns {
+		conns = append(conns, cl)
+	}
+	rh.mu.Unlock()
+	pm := h.prepare(r)
+	if pm == nil {
+		return
+	}
+	for _, cl := range conns {
+		if !cl.offer(pm) {
+			h.leave(rh, cl) // too slow or gone: drop it, the page falls back to polling
+		}
 		if presence {
-			rh.presence = now
-		}
-		conns := make([]*client, 0, len(rh.conns))
-		for cl := range rh.conns {
-			conns = append(conns, cl)
-		}
-		rh.mu.Unlock()
-		pm := h.prepare(r)
-		if pm == nil {
-			continue
-		}
-		for _, cl := range conns {
-			if !cl.offer(pm) {
-				h.leave(rh, cl) // too slow or gone: drop it, the page falls back to polling
-			}
-			if presence {
-				h.views.Seen(r.View.ID, cl.number)
-			}
+			h.views.Seen(r.View.ID, cl.number)
 		}
 	}
 }
