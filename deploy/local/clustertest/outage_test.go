@@ -1,0 +1,103 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// privateBroker starts a Kafka broker of the test's own with kafka.sh (its
+// own port and data directory), so that stopping it disturbs no other test,
+// and stops it when the test ends.
+func privateBroker(t *testing.T) (addr string, sh func(verb string)) {
+	t.Helper()
+	var port int
+	for try := 0; try < 50 && port == 0; try++ {
+		p := freePort(t)
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1)); err == nil {
+			ln.Close()
+			port = p
+		}
+	}
+	if port == 0 {
+		t.Fatal("no two free ports in a row for a broker")
+	}
+	env := append(os.Environ(), fmt.Sprintf("AQ_KAFKA_PORT=%d", port), fmt.Sprintf("AQ_KAFKA_CONTROLLER_PORT=%d", port+1),
+		"AQ_KAFKA_DATA="+filepath.Join(t.TempDir(), "kafka"))
+	sh = func(verb string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", filepath.Join(repoRoot(t), "deploy", "local", "kafka.sh"), verb)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kafka.sh %s: %v\n%s", verb, err, out)
+		}
+		t.Logf("kafka.sh %s: %s", verb, out)
+	}
+	sh("start")
+	t.Cleanup(func() { sh("stop") })
+	return fmt.Sprintf("127.0.0.1:%d", port), sh
+}
+
+// TestBrokerOutageDuringJoins stops the Kafka broker while visitors join
+// through the front node, then starts it again: meanwhile joins answer
+// numbers from blocks reserved before, or 503 with a JSON error, never a
+// number twice; once the broker is back, joins succeed again on their own,
+// above every number answered before.
+func TestBrokerOutageDuringJoins(t *testing.T) {
+	brokers(t)
+	if os.Getenv("AQ_KAFKA_FAULT_TESTS") != "1" {
+		t.Skip("set AQ_KAFKA_FAULT_TESTS=1 to let this test run, stop and start a broker of its own with deploy/local/kafka.sh")
+	}
+	addr, sh := privateBroker(t)
+	c := startCluster(t, []string{addr}, 2)
+	const slug = "outage"
+	c.createRoom(c.front, slug, 6000)
+
+	s := startJoins(c.front.base, slug, 8, 4*time.Minute, 500_000)
+	defer s.halt()
+	s.waitFor(t, "300 joins before the outage", 30*time.Second, func(r []joined) bool { _, n := countOK(r); return n >= 300 })
+	down := time.Now()
+	sh("stop")
+	// Stay down until joins have been refused for a while.
+	s.waitFor(t, "a 503 while the broker is down", time.Minute, func(r []joined) bool {
+		for _, j := range r {
+			if j.status == 503 && j.start.After(down) {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(2 * time.Second)
+	duringMax, _ := countOK(s.snapshot())
+	up := time.Now()
+	sh("start")
+	var resumed time.Duration
+	s.waitFor(t, "a join answered after the broker came back", 90*time.Second, func(r []joined) bool {
+		for _, j := range r {
+			if j.status == 200 && j.end.After(up) && j.number > duringMax {
+				resumed = j.end.Sub(up)
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(time.Second)
+	recs := s.halt()
+	checkUnique(t, recs)
+	checkStatuses(t, recs)
+	for _, j := range recs {
+		if j.status == 200 && j.start.After(up) && j.number <= duringMax {
+			t.Fatalf("number %d after the outage, but %d was answered before", j.number, duringMax)
+		}
+	}
+	t.Logf("broker down %v; the first new number %v after kafka.sh start returned (%s)", up.Sub(down).Round(time.Millisecond),
+		resumed.Round(time.Millisecond), summary(recs))
+}

@@ -1,0 +1,201 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/token"
+)
+
+// clusterSh runs deploy/local/cluster.sh verb with env added to the test's
+// environment.
+func clusterSh(t *testing.T, env []string, verb string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(repoRoot(t), "deploy", "local", "cluster.sh"), verb)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// freeBase finds a port P with P..P+23 free, as cluster.sh uses them.
+func freeBase(t *testing.T) int {
+	t.Helper()
+	for try := 0; try < 50; try++ {
+		base := 20000 + int(time.Now().UnixNano()%20000)
+		ok := true
+		for p := base; p < base+24 && ok; p++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				continue
+			}
+			ln.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free range of 24 ports")
+	return 0
+}
+
+// nodeLine is one line of cluster.sh start or status.
+type nodeLine struct{ role, url, pid string }
+
+func parseNodes(t *testing.T, out string) []nodeLine {
+	t.Helper()
+	var ns []nodeLine
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && (f[0] == "member" || f[0] == "front") && strings.HasPrefix(f[1], "http://127.0.0.1:") {
+			ns = append(ns, nodeLine{f[0], f[1], f[2]})
+		}
+	}
+	return ns
+}
+
+// TestClusterRestartKeepsRooms runs the cluster with deploy/local/cluster.sh,
+// creates rooms and draws numbers through every node, stops and starts the
+// whole cluster, and checks that every room, number, ticket and token is
+// still there and that numbers go on above all issued.
+func TestClusterRestartKeepsRooms(t *testing.T) {
+	bs := brokers(t)
+	_, kport, err := net.SplitHostPort(bs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := newTopics(t, bs)
+	const admin = "restart-admin"
+	env := []string{"AQ_CLUSTER_DIR=" + t.TempDir(), fmt.Sprintf("AQ_CLUSTER_PORT=%d", freeBase(t)), "AQ_KAFKA_PORT=" + kport,
+		"AQ_ADMIN_TOKEN=" + admin, "AQ_KAFKA_EVENTS_TOPIC=" + tp.events, "AQ_KAFKA_SNAPSHOTS_TOPIC=" + tp.snapshots}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			out, err := clusterSh(t, env, "stop")
+			t.Logf("cluster.sh stop: %v\n%s", err, out)
+		}
+	})
+	start := func() []nodeLine {
+		t.Helper()
+		out, err := clusterSh(t, env, "start")
+		if err != nil {
+			t.Fatalf("cluster.sh start: %v\n%s", err, out)
+		}
+		ns := parseNodes(t, out)
+		if len(ns) != 4 || ns[3].role != "front" {
+			t.Fatalf("cluster.sh start printed %d nodes, want 3 members and a front:\n%s", len(ns), out)
+		}
+		return ns
+	}
+	nodes := start()
+	// start is idempotent: the same processes.
+	if again := start(); fmt.Sprint(again) != fmt.Sprint(nodes) {
+		t.Fatalf("second start: %v, first: %v", again, nodes)
+	}
+	front := nodes[3].url
+	waitSites(t, front, admin)
+
+	type roomState struct {
+		id, secret string
+		max        uint64
+		tickets    map[string]uint64
+		token      string
+	}
+	rooms := map[string]*roomState{}
+	for i, n := range nodes {
+		slug := fmt.Sprintf("restart-%d", i)
+		st, m, err := call(n.url, "POST", "/api/admin/queue/sites", admin, map[string]any{
+			"slug": slug, "name": slug, "targetUrl": "https://shop.example.com/", "ratePerMinute": 60, "active": true})
+		if err != nil || st != 201 {
+			t.Fatalf("create %s through %s: %d %v %v", slug, n.url, st, m, err)
+		}
+		r := &roomState{id: m["site"].(map[string]any)["id"].(string), secret: m["secret"].(string), tickets: map[string]uint64{}}
+		rooms[slug] = r
+		// Joins through every node, in turn.
+		for k := 0; k < 40; k++ {
+			j := join(nodes[k%len(nodes)].url, slug)
+			if j.status != 200 {
+				t.Fatalf("join %s: %d %v %v", slug, j.status, j.body, j.err)
+			}
+			if _, dup := r.tickets[j.ticket]; dup || j.number <= r.max {
+				t.Fatalf("join %s: number %d after %d", slug, j.number, r.max)
+			}
+			r.max = j.number
+			r.tickets[j.ticket] = j.number
+			if k == 0 {
+				st, m, err := call(front, "POST", "/queue/"+slug+"/token", "", map[string]any{"ticket": j.ticket})
+				if err != nil || st != 200 {
+					t.Fatalf("token %s: %d %v %v", slug, st, m, err)
+				}
+				r.token = m["token"].(string)
+			}
+		}
+	}
+
+	out, err := clusterSh(t, env, "stop")
+	if err != nil {
+		t.Fatalf("cluster.sh stop: %v\n%s", err, out)
+	}
+	stopped = true
+	out, err = clusterSh(t, env, "status")
+	if err == nil || strings.Count(out, " stopped") != 4 {
+		t.Fatalf("status of a stopped cluster: %v\n%s", err, out)
+	}
+	stopped = false
+	nodes = start()
+	front = nodes[3].url
+	waitSites(t, front, admin)
+
+	st, m, err := call(front, "GET", "/api/admin/queue/sites", admin, nil)
+	if err != nil || st != 200 || len(m["sites"].([]any)) != len(rooms) {
+		t.Fatalf("rooms after the restart: %d %v %v", st, m, err)
+	}
+	for slug, r := range rooms {
+		for tk, n := range r.tickets {
+			st, m, err := call(front, "GET", "/queue/"+slug+"/status?ticket="+tk, "", nil)
+			if err != nil || st != 200 || uint64(m["number"].(float64)) != n {
+				t.Fatalf("%s: ticket of number %d after the restart: %d %v %v", slug, n, st, m, err)
+			}
+		}
+		if _, err := token.Verify([]byte(r.secret), slug, r.token, time.Now()); err != nil {
+			t.Fatalf("%s: token from before the restart: %v", slug, err)
+		}
+		for _, n := range nodes {
+			j := join(n.url, slug)
+			if j.status != 200 || j.number <= r.max {
+				t.Fatalf("%s: join through %s after the restart: %d number %d, want above %d", slug, n.url, j.status, j.number, r.max)
+			}
+			r.max = j.number
+		}
+	}
+	out, err = clusterSh(t, env, "stop")
+	if err != nil {
+		t.Fatalf("cluster.sh stop: %v\n%s", err, out)
+	}
+	stopped = true
+}
+
+// waitSites waits until the front reaches the directory grain.
+func waitSites(t *testing.T, base, admin string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, _, _ := call(base, "GET", "/api/admin/queue/sites", admin, nil)
+		if st == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s reached no grain within 30s (status %d)", base, st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
