@@ -93,39 +93,60 @@ type roomHub struct {
 	presence time.Time
 }
 
+// client is one socket. Its writer goroutine runs only while frames are
+// queued: an idle socket costs its reader goroutine alone, which about
+// halves the memory of a room's sockets between frames.
 type client struct {
+	hub    *Hub
+	rh     *roomHub
 	conn   *websocket.Conn
 	number uint64
 
 	mu sync.Mutex
-	// mu guards closed and sends on send, so a send never races the close.
-	closed bool
-	send   chan *websocket.PreparedMessage
+	// mu guards closed, writing and queue: frames are queued, and a writer
+	// started, only while the socket is open, and exactly one of close and
+	// the writer says goodbye on the socket.
+	closed  bool
+	writing bool
+	queue   []*websocket.PreparedMessage // at most sendBuffer
 }
 
-// offer queues pm without blocking; false means the socket is closed or
-// too slow.
+// offer queues pm without blocking and starts the writer unless it runs;
+// false means the socket is closed or too slow.
 func (c *client) offer(pm *websocket.PreparedMessage) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed || len(c.queue) >= sendBuffer {
 		return false
 	}
-	select {
-	case c.send <- pm:
-		return true
-	default:
-		return false
+	c.queue = append(c.queue, pm)
+	if !c.writing {
+		c.writing = true
+		c.hub.wg.Add(1)
+		go c.hub.writer(c)
+	}
+	return true
+}
+
+// close marks the socket closed and, unless the writer is running (it
+// will), says goodbye and closes the connection.
+func (c *client) close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed, c.queue = true, nil
+	idle := !c.writing
+	c.mu.Unlock()
+	if idle {
+		c.goAway()
 	}
 }
 
-func (c *client) close() {
-	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		close(c.send)
-	}
-	c.mu.Unlock()
+func (c *client) goAway() {
+	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
+	_ = c.conn.Close()
 }
 
 // NewHub starts the broadcaster; Close stops it.
@@ -189,13 +210,12 @@ func (h *Hub) handleSocket(c echo.Context) error {
 	if err != nil {
 		return nil // the upgrader has answered
 	}
-	cl := &client{conn: conn, send: make(chan *websocket.PreparedMessage, sendBuffer), number: n}
+	cl := &client{hub: h, conn: conn, number: n, queue: make([]*websocket.PreparedMessage, 0, sendBuffer)}
 	rh := h.join(r, cl)
 	if pm := h.prepare(r); pm != nil {
 		cl.offer(pm)
 	}
-	h.wg.Add(2)
-	go h.writer(cl, rh)
+	h.wg.Add(1)
 	go h.reader(cl, rh)
 	return nil
 }
@@ -229,6 +249,7 @@ func (h *Hub) join(r *node.Room, cl *client) *roomHub {
 	}
 	h.mu.Unlock()
 	rh.mu.Lock()
+	cl.rh = rh
 	rh.conns[cl] = struct{}{}
 	rh.mu.Unlock()
 	return rh
@@ -241,19 +262,29 @@ func (h *Hub) leave(rh *roomHub, cl *client) {
 	cl.close()
 }
 
-func (h *Hub) writer(cl *client, rh *roomHub) {
+// writer writes cl's queued frames one after another and ends when the
+// queue is empty, or, once the socket is closed, after saying goodbye.
+func (h *Hub) writer(cl *client) {
 	defer h.wg.Done()
-	defer cl.conn.Close()
-	for pm := range cl.send {
-		_ = cl.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if err := cl.conn.WritePreparedMessage(pm); err != nil {
-			h.leave(rh, cl)
-			for range cl.send {
+	for {
+		cl.mu.Lock()
+		if cl.closed || len(cl.queue) == 0 {
+			closed := cl.closed
+			cl.writing = false
+			cl.mu.Unlock()
+			if closed {
+				cl.goAway()
 			}
 			return
 		}
+		pm := cl.queue[0]
+		cl.queue = append(cl.queue[:0], cl.queue[1:]...)
+		cl.mu.Unlock()
+		_ = cl.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if err := cl.conn.WritePreparedMessage(pm); err != nil {
+			h.leave(cl.rh, cl) // the next turn sees it closed
+		}
 	}
-	_ = cl.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
 }
 
 // reader drains control frames; any read error ends the socket.
