@@ -346,4 +346,6 @@ func TestGatewayEnter(t *testing.T) {
 	}
 }
 
-func urlQuery(s string) string { return strings.NewReplacer(":", "%3A", "/", "%2F", "?", "%3F", "&", "%26", "=", "%3D").Replace(s) }
+func urlQuery(s string) string {
+	return strings.NewReplacer(":", "%3A", "/", "%2F", "?", "%3F", "&", "%26", "=", "%3D").Replace(s)
+}
