@@ -96,6 +96,8 @@ func TestAbandonDetectionInTheGrain(t *testing.T) {
 	eventually(t, 10*time.Second, "abandoned numbers counted", func() bool { return view(n).Abandoned > 0 })
 	stop.Store(true)
 	wg.Wait()
+	// Scans go on after the reports stop (each counted number brings a new
+	// one into view), so the count may still grow until the stop.
 	v := view(n)
 	// The scans examined positions up to about serving + 3 s of the rate;
 	// only odd numbers may be among the counted ones.
@@ -120,9 +122,10 @@ func TestAbandonDetectionInTheGrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	v2 := view(n2)
-	if v2.Abandoned != before {
-		t.Fatalf("after restart: %d abandoned, want %d", v2.Abandoned, before)
+	if v2.Abandoned < before {
+		t.Fatalf("after restart: %d abandoned, want at least the %d counted before", v2.Abandoned, before)
 	}
+	before = v2.Abandoned
 	for range 50 {
 		clock.Advance(time.Second)
 		time.Sleep(50 * time.Millisecond)
