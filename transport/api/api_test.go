@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -53,7 +54,11 @@ func newEnv(t *testing.T) *env {
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {
 		srv.Close()
-		n.Kill()
+		// A graceful stop: a killed node keeps polling for members and
+		// slows every later node of the process.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		n.Stop(ctx)
 	})
 	return &env{t: t, srv: srv}
 }
