@@ -111,6 +111,18 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 		res any
 		err error
 	}
+	t := time.NewTimer(per)
+	defer t.Stop()
+	// protoactor's identity lookup replaces its member list without a lock
+	// while calls read it; waiting for the first list orders at least the
+	// start (and no grain can be placed before it anyway).
+	select {
+	case <-c.members.known:
+	case <-t.C:
+		return nil, fmt.Errorf("no cluster member known within %v", per)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	gone, release := c.members.watch(c.target(identity, kind))
 	defer release()
 	done := make(chan result, 1)
@@ -119,8 +131,6 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 			cluster.WithRetryAction(func(i int) int { return i + 1 }))
 		done <- result{res, err}
 	}()
-	t := time.NewTimer(per)
-	defer t.Stop()
 	select {
 	case r := <-done:
 		return r.res, r.err

@@ -19,6 +19,11 @@ type memberWatch struct {
 	events *eventstream.EventStream
 	sub    *eventstream.Subscription
 
+	// known is closed once the first member list has arrived: before it no
+	// grain can be placed.
+	known     chan struct{}
+	knownOnce sync.Once
+
 	mu sync.Mutex
 	// mu guards members, rdv and waiters.
 	members map[string]bool // addresses of the current members
@@ -27,7 +32,7 @@ type memberWatch struct {
 }
 
 func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger) *memberWatch {
-	w := &memberWatch{log: log, events: sys.EventStream, members: map[string]bool{},
+	w := &memberWatch{log: log, events: sys.EventStream, members: map[string]bool{}, known: make(chan struct{}),
 		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}}
 	// The event stream calls subscribers synchronously, while the member
 	// list holds its lock: onTopology only updates maps and closes channels.
@@ -37,6 +42,17 @@ func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger) *memberWatch {
 		}
 	})
 	return w
+}
+
+// seed takes the member list that arrived before the watch subscribed
+// (members publish their first list while StartMember waits).
+func (w *memberWatch) seed(c *cluster.Cluster) {
+	// The member list publishes under its lock: taking it orders after us
+	// what the identity lookup took from that publication.
+	c.MemberList.GetActivatorMember("", "")
+	if ms := c.MemberList.Members().Members(); len(ms) > 0 {
+		w.onTopology(&cluster.ClusterTopology{Members: ms, Joined: ms})
+	}
 }
 
 func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
@@ -60,6 +76,9 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	}
 	n := len(w.members)
 	w.mu.Unlock()
+	// The identity lookup took this member list before us, in the same
+	// Publish: calls made after known is closed see it.
+	w.knownOnce.Do(func() { close(w.known) })
 	sort.Strings(left)
 	sort.Strings(joined)
 	w.log.Info("cluster members changed", "members", n, "joined", joined, "left", left)

@@ -171,8 +171,9 @@ func Start(cfg Config) (*Node, error) {
 	} else {
 		n.cluster.StartClient()
 	}
-	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger,
-		members: newMemberWatch(n.system, cfg.Deps.Logger)}
+	members := newMemberWatch(n.system, cfg.Deps.Logger)
+	members.seed(n.cluster)
+	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
 	n.Client.views = n.Views
 	limit := cfg.StallLimit
