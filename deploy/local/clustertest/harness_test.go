@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -101,6 +103,43 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// freeBase finds a port P with P..P+n-1 free, below the kernel's range of
+// ephemeral ports: a listener that is stopped and started again (a broker,
+// a restarted cluster) must not find its port taken by some connection's
+// local end meanwhile.
+func freeBase(t *testing.T, n int) int {
+	t.Helper()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
+		}
+	}
+	const first = 20000
+	if low-n <= first {
+		t.Fatalf("no ports below the ephemeral range (it starts at %d)", low)
+	}
+	for try := 0; try < 100; try++ {
+		base := first + mrand.IntN(low-n-first)
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				continue
+			}
+			ln.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatalf("no %d free ports in a row", n)
+	return 0
 }
 
 func randomHex(n int) string {

@@ -3,7 +3,6 @@ package clustertest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,17 +15,7 @@ import (
 // and stops it when the test ends.
 func privateBroker(t *testing.T) (addr string, sh func(verb string)) {
 	t.Helper()
-	var port int
-	for try := 0; try < 50 && port == 0; try++ {
-		p := freePort(t)
-		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1)); err == nil {
-			ln.Close()
-			port = p
-		}
-	}
-	if port == 0 {
-		t.Fatal("no two free ports in a row for a broker")
-	}
+	port := freeBase(t, 2)
 	env := append(os.Environ(), fmt.Sprintf("AQ_KAFKA_PORT=%d", port), fmt.Sprintf("AQ_KAFKA_CONTROLLER_PORT=%d", port+1),
 		"AQ_KAFKA_DATA="+filepath.Join(t.TempDir(), "kafka"))
 	sh = func(verb string) {

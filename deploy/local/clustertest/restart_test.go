@@ -26,28 +26,6 @@ func clusterSh(t *testing.T, env []string, verb string) (string, error) {
 	return string(out), err
 }
 
-// freeBase finds a port P with P..P+23 free, as cluster.sh uses them.
-func freeBase(t *testing.T) int {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		base := 20000 + int(time.Now().UnixNano()%20000)
-		ok := true
-		for p := base; p < base+24 && ok; p++ {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				continue
-			}
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free range of 24 ports")
-	return 0
-}
-
 // nodeLine is one line of cluster.sh start or status.
 type nodeLine struct{ role, url, pid string }
 
@@ -75,7 +53,7 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 	}
 	tp := newTopics(t, bs)
 	const admin = "restart-admin"
-	env := []string{"AQ_CLUSTER_DIR=" + t.TempDir(), fmt.Sprintf("AQ_CLUSTER_PORT=%d", freeBase(t)), "AQ_KAFKA_PORT=" + kport,
+	env := []string{"AQ_CLUSTER_DIR=" + t.TempDir(), fmt.Sprintf("AQ_CLUSTER_PORT=%d", freeBase(t, 24)), "AQ_KAFKA_PORT=" + kport,
 		"AQ_ADMIN_TOKEN=" + admin, "AQ_KAFKA_EVENTS_TOPIC=" + tp.events, "AQ_KAFKA_SNAPSHOTS_TOPIC=" + tp.snapshots}
 	stopped := false
 	t.Cleanup(func() {
