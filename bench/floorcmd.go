@@ -53,6 +53,7 @@ type floorFlags struct {
 	rounds       int
 	sockets      int
 	changes      int
+	gap          time.Duration
 	inProcess    bool
 	pprofURL     string
 	historyDir   string
@@ -73,6 +74,7 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.rounds, "rounds", defaultFloorRounds, "status: rounds of --duration on each side, alternately; the ratios are the median over them")
 	fs.IntVar(&f.sockets, "sockets", load.DefaultSockets, "ws: WebSockets to hold open on each side (both sides at once)")
 	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time on each side, alternately")
+	fs.DurationVar(&f.gap, "gap", load.DefaultGap, "ws: pause before each change, so each finds the room quiet")
 	fs.BoolVar(&f.inProcess, "in-process", false, "run the floor inside this process instead of a child process (it then shares the load client's CPU and heap)")
 	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --pprof-addr as a URL (http://127.0.0.1:6060), to force a GC on both sides before each memory reading")
 	fs.StringVar(&f.historyDir, "history", history.DefaultDir, "directory of result files; empty to record nothing")
@@ -114,7 +116,7 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				return fail(ExitUsage, err)
 			}
 		case "ws":
-			cfg.Push = load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: load.MaxDuration, Wait: f.timeout}
+			cfg.Push = load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: load.MaxDuration, Wait: f.timeout, Gap: f.gap}
 			if err := cfg.Push.Validate(); err != nil {
 				return fail(ExitUsage, err)
 			}
@@ -234,6 +236,9 @@ func (f *floorFlags) reproduce(p load.Profile) []string {
 	}
 	if p == load.ProfileWS {
 		args = append(args, "--sockets", strconv.Itoa(f.sockets), "--changes", strconv.Itoa(f.changes))
+		if f.gap != load.DefaultGap {
+			args = append(args, "--gap", f.gap.String())
+		}
 		if f.pprofURL != "" {
 			args = append(args, "--pprof-url", f.pprofURL)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/bench/history"
 	"github.com/aditus-queue/aditus-queue/bench/load"
@@ -53,6 +54,7 @@ type runFlags struct {
 	buildVersion   string
 	label          string
 	pprofURL       string
+	gap            time.Duration
 }
 
 // defaultRate is the open loop's rate when neither --rate nor --connections
@@ -68,6 +70,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.IntVar(&f.connections, "connections", 0, "closed loop: connections, each sending as soon as the previous answer came")
 	fs.IntVar(&f.sockets, "sockets", load.DefaultSockets, "ws: WebSockets to open")
 	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time")
+	fs.DurationVar(&f.gap, "gap", load.DefaultGap, "ws: pause before each change, so each finds the room quiet")
 	fs.StringVar(&f.mix, "mix", load.DefaultMix.String(), "mix: joins:status polls, repeated in this order")
 	fs.StringVar(&f.historyDir, "history", history.DefaultDir, "directory of result files; empty to record nothing")
 	fs.BoolVar(&f.compare, "compare", false, "compare with the previous comparable runs in --history; exit 3 when clearly worse")
@@ -116,7 +119,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 			res, err = load.Push(ctx, t, tickets, room, load.PushConfig{
 				Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate,
-				Duration: f.duration, Wait: f.timeout, OnRound: printer.Round, Memory: reader,
+				Duration: f.duration, Wait: f.timeout, OnRound: printer.Round, Memory: reader, Gap: f.gap,
 			})
 			return err
 		}
@@ -186,7 +189,7 @@ func (f *runFlags) check() (load.Profile, *url.URL, string, error) {
 		if f.rate != 0 || f.connections != 0 {
 			return "", nil, "", errors.New("--rate and --connections do not apply to --profile ws; use --sockets and --changes")
 		}
-		cfg := load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: f.duration, Wait: f.timeout}
+		cfg := load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: f.duration, Wait: f.timeout, Gap: f.gap}
 		if err := cfg.Validate(); err != nil {
 			return "", nil, "", err
 		}
@@ -229,6 +232,9 @@ func (f *runFlags) reproduce(p load.Profile) []string {
 	switch {
 	case p == load.ProfileWS:
 		args = append(args, "--sockets", strconv.Itoa(f.sockets), "--changes", strconv.Itoa(f.changes))
+		if f.gap != load.DefaultGap {
+			args = append(args, "--gap", f.gap.String())
+		}
 	case f.rate > 0:
 		args = append(args, "--rate", strconv.FormatFloat(f.rate, 'g', -1, 64))
 	default:

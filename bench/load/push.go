@@ -51,7 +51,15 @@ type PushConfig struct {
 	// Memory, when set, reads the server's memory around the opening of
 	// the sockets.
 	Memory MemoryReader
+	// Gap is a pause before each change, so that each finds the room
+	// quiet, as an operator's change does: a server may gather changes
+	// that follow each other closely into one later frame.
+	Gap time.Duration
 }
+
+// DefaultGap is the pause before each change: more than the server's
+// gathering window (100 ms).
+const DefaultGap = 250 * time.Millisecond
 
 // Validate checks a push configuration against the limits.
 func (c PushConfig) Validate() error {
@@ -66,6 +74,8 @@ func (c PushConfig) Validate() error {
 		return fmt.Errorf("duration %v: want more than 0 and at most %v", c.Duration, MaxDuration)
 	case c.Wait <= 0:
 		return errors.New("wait: want more than 0")
+	case c.Gap < 0 || c.Gap > time.Minute:
+		return fmt.Errorf("gap %v: want 0 to 1m", c.Gap)
 	}
 	return nil
 }
@@ -189,9 +199,19 @@ func OpenSockets(ctx context.Context, t *Target, tickets []string, cfg PushConfi
 // Open reports how many sockets are open.
 func (s *Sockets) Open() int { return len(s.conns) - s.dialFailed }
 
-// Change sets the room's rate to rate through change and waits (at most
-// the configured Wait) until every open socket had a frame carrying it.
+// Change waits the configured Gap, sets the room's rate to rate through
+// change and waits (at most the configured Wait) until every open socket
+// had a frame carrying it.
 func (s *Sockets) Change(ctx context.Context, change RateChanger, rate int) (Round, error) {
+	if s.cfg.Gap > 0 {
+		t := time.NewTimer(s.cfg.Gap)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Round{}, ctx.Err()
+		}
+	}
 	r := &round{rate: float64(rate), base: time.Now(), arrivals: make([]atomic.Int64, len(s.conns)), all: newLatch(s.Open())}
 	s.current.Store(r)
 	sentAt, err := change.SetRate(ctx, rate)
