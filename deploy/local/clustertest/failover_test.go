@@ -142,6 +142,16 @@ func TestPausedHostDuringJoins(t *testing.T) {
 	}
 	paused := time.Now()
 	host.signal(19) // SIGSTOP
+	var failover time.Duration
+	s.waitFor(t, "a join answered after the pause", time.Minute, func(r []joined) bool {
+		for _, j := range r {
+			if j.status == 200 && j.start.After(paused) {
+				failover = j.end.Sub(paused)
+				return true
+			}
+		}
+		return false
+	})
 	after := c.waitHost(id, paused, 30*time.Second)
 	if after == host {
 		t.Fatalf("room re-activated on the paused member")
@@ -160,7 +170,8 @@ func TestPausedHostDuringJoins(t *testing.T) {
 	recs := s.halt()
 	max, n := checkUnique(t, recs)
 	checkStatuses(t, recs)
-	t.Logf("paused %s; the room moved to %s; %d numbers answered, none twice (%s)", host.name, after.name, n, summary(recs))
+	t.Logf("paused %s; %v from the pause to the first join answered by %s; %d numbers answered, none twice (%s)",
+		host.name, failover.Round(time.Millisecond), after.name, n, summary(recs))
 	j := join(c.front.base, slug)
 	if j.status != 200 || j.number <= max {
 		t.Fatalf("join after the pause: %d number %d, want above %d", j.status, j.number, max)
