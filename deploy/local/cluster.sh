@@ -176,6 +176,8 @@ stop() {
 		if p=$(pid "$n"); then
 			kill -TERM "$p"
 			pids+=("$n:$p")
+		else
+			rm -f "$DIR/$n.pid"
 		fi
 	done
 	local entry deadline=$((SECONDS + 30))
