@@ -53,6 +53,14 @@ var (
 	binErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // binary builds aditus-queue once for the package's tests.
 func binary(t *testing.T) string {
 	t.Helper()
