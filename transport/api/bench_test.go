@@ -174,3 +174,26 @@ func BenchmarkJoin(b *testing.B) {
 		f.httpLoop(b, http.MethodPost, func(int) string { return "/queue/bench/join" })
 	})
 }
+
+// BenchmarkEmbedJS measures GET /queue/<slug>/embed.js, the script every
+// protected shop page loads (cacheable for five minutes).
+func BenchmarkEmbedJS(b *testing.B) {
+	f := newBenchFront(b, 60)
+	b.Run("handler", func(b *testing.B) {
+		f.serveLoop(b, http.StatusOK, func(int) *http.Request {
+			return httptest.NewRequest(http.MethodGet, "/queue/bench/embed.js", nil)
+		})
+	})
+}
+
+// BenchmarkEnter measures the gateway link GET /queue/<slug>/enter below
+// the rate: a join through the grain, the admission token, and the 302 to
+// the shop with the token.
+func BenchmarkEnter(b *testing.B) {
+	f := newBenchFront(b, 10_000_000)
+	b.Run("handler", func(b *testing.B) {
+		f.serveLoop(b, http.StatusFound, func(int) *http.Request {
+			return httptest.NewRequest(http.MethodGet, "/queue/bench/enter", nil)
+		})
+	})
+}
