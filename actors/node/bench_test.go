@@ -23,7 +23,7 @@ func BenchmarkJoin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: testSealer{}, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	if err != nil {
 		b.Fatal(err)

@@ -23,7 +23,7 @@ func (c *skewClock) Advance(d time.Duration) { c.skew.Add(int64(d)) }
 
 func startNodeAt(t *testing.T, l persistence.Log, clock *skewClock) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: testSealer{}, Hash: hash, Now: clock.Now,
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Now: clock.Now,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 // them on one log are a partition in which both sides own every room.
 func loneMember(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: testSealer{}, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}})
 	if err != nil {
 		t.Fatal(err)

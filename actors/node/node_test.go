@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -14,26 +13,17 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
 
-// testSealer binds plaintext to its associated data without encryption:
-// the grain tests check wiring, the seal package tests the cipher.
-type testSealer struct{}
-
-func (testSealer) Seal(p, ad []byte) []byte { return append(append(append([]byte{}, ad...), 0), p...) }
-func (testSealer) Open(s, ad []byte) ([]byte, error) {
-	prefix := append(append([]byte{}, ad...), 0)
-	if !bytes.HasPrefix(s, prefix) {
-		return nil, errors.New("wrong associated data")
-	}
-	return s[len(prefix):], nil
-}
+// sealer is the real cipher under a fixed test key.
+var sealer, _ = seal.NewSealer(make([]byte, seal.KeySize))
 
 func hash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 
 func startNode(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: testSealer{}, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func BenchmarkActivationReplay(b *testing.B) {
 
 func benchReplay(b *testing.B, l persistence.Log) {
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	deps := Deps{Log: l, Sealer: testSealer{}, Hash: hash, Now: time.Now, Logger: quiet, WriteTimeout: 30 * time.Second}
+	deps := Deps{Log: l, Sealer: sealer, Hash: hash, Now: time.Now, Logger: quiet, WriteTimeout: 30 * time.Second}
 
 	// Create the room through a grain, as a member would.
 	g := newRoomGrain(&deps).(*roomGrain)

@@ -91,7 +91,7 @@ func testLogger() *slog.Logger {
 func (w *world) start(t *testing.T) {
 	t.Helper()
 	n, err := node.Start(node.Config{Member: true, HealthAddr: w.health, Peers: w.peers, Deps: node.Deps{Log: w.log,
-		Sealer: plainSealer{}, Hash: sha, Logger: testLogger(), Now: w.clock.Now}})
+		Sealer: sealer, Hash: sha, Logger: testLogger(), Now: w.clock.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}

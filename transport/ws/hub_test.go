@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,20 +19,13 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+	"github.com/aditus-queue/aditus-queue/persistence/seal"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
-type plainSealer struct{}
-
-func (plainSealer) Seal(p, ad []byte) []byte { return append(append(append([]byte{}, ad...), 0), p...) }
-func (plainSealer) Open(s, ad []byte) ([]byte, error) {
-	prefix := append(append([]byte{}, ad...), 0)
-	if !bytes.HasPrefix(s, prefix) {
-		return nil, errors.New("wrong associated data")
-	}
-	return s[len(prefix):], nil
-}
+// sealer is the real cipher under a fixed test key.
+var sealer, _ = seal.NewSealer(make([]byte, seal.KeySize))
 
 func sha(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 
@@ -61,7 +53,7 @@ func call(t *testing.T, method, url string, body any) map[string]any {
 
 func TestSocketsReceiveRoomFrames(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: plainSealer{}, Hash: sha, Logger: log}})
+	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
 	if err != nil {
 		t.Fatal(err)
 	}
