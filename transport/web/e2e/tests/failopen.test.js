@@ -95,7 +95,7 @@ test('the shop stays usable when the queue accepts connections but never answers
   assert.ok(failedAt > 0, 'the request to the silent queue was never given up');
   const abortedAfter = failedAt - started;
   t.diagnostic(`embed.js gave up on the silent queue after ${abortedAfter} ms`);
-  assert.ok(abortedAfter >= 2500 && abortedAfter < 4500, `aborted after ${abortedAfter} ms, want about 3 s`);
+  assert.ok(abortedAfter >= 2500 && abortedAfter < 8000, `aborted after ${abortedAfter} ms, want the 3 s timeout (not a hang)`);
   assert.equal(page.url(), shop.url('/event/42'));
   await ctx.close();
 });
