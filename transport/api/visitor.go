@@ -208,6 +208,22 @@ type tokenBody struct {
 	Number *uint64 `json:"number"`
 }
 
+// bodyNumber reads the visitor's number from a token or heartbeat body: the
+// ticket, or a bare number where the room allows it (as number does for
+// query parameters).
+func (s *Server) bodyNumber(r *node.Room, body tokenBody) (uint64, error) {
+	if body.Ticket != "" || body.Number == nil {
+		return s.number(r, body.Ticket, "", false)
+	}
+	if !r.View.Config.AllowBareNumber {
+		return 0, errBadTicket
+	}
+	if *body.Number == 0 {
+		return 0, errorf(http.StatusBadRequest, "bad_request", "number must be a positive integer")
+	}
+	return *body.Number, nil
+}
+
 // grant is the token answer of CONTRACT.md.
 type grant struct {
 	Queue            string  `json:"queue"`
@@ -240,11 +256,7 @@ func (s *Server) handleToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	bare := ""
-	if body.Number != nil {
-		bare = strconv.FormatUint(*body.Number, 10)
-	}
-	n, err := s.number(r, body.Ticket, bare, r.View.Config.AllowBareNumber)
+	n, err := s.bodyNumber(r, body)
 	if err != nil {
 		return err
 	}
@@ -298,11 +310,7 @@ func (s *Server) handleHeartbeat(c echo.Context) error {
 	if !r.View.Config.Abandon.Enabled {
 		return c.NoContent(http.StatusNoContent)
 	}
-	bare := ""
-	if body.Number != nil {
-		bare = strconv.FormatUint(*body.Number, 10)
-	}
-	n, err := s.number(r, body.Ticket, bare, r.View.Config.AllowBareNumber)
+	n, err := s.bodyNumber(r, body)
 	if err != nil {
 		return err
 	}
