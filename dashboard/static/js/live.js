@@ -6,7 +6,7 @@
 
 import { h, clear, setText } from './dom.js';
 import { t, num, duration, when } from './i18n.js';
-import { token, info } from './api.js';
+import { token, info, call, site } from './api.js';
 
 const PROTOCOL = 'aditus-queue.v1';
 const WINDOW = 30 * 60; // seconds of history the chart shows
@@ -135,9 +135,11 @@ export function liveView(s, onState) {
     plot = new uPlot({
       width,
       height: 260,
-      // at least five minutes wide, so a fresh room's first samples do not
-      // fill the whole width
-      scales: { x: { time: true, range: (u, min, max) => [Math.min(min, max - 300), max] }, n: { range: (u, min, max) => [0, Math.max(5, max * 1.1)] }, r: { range: (u, min, max) => [0, Math.max(5, max * 1.1)] } },
+      scales: {
+        x: { time: true },
+        n: { range: (u, min, max) => [0, Math.max(5, (max ?? 0) * 1.1)] },
+        r: { range: (u, min, max) => [0, Math.max(5, (max ?? 0) * 1.1)] },
+      },
       axes: [{}, { scale: 'n', label: t('sWaiting') }, { scale: 'r', side: 1, label: t('sInflow'), grid: { show: false } }],
       series: [{}, { label: t('sWaiting'), scale: 'n', stroke: '#0a63c9', width: 2, fill: 'rgba(10,99,201,0.08)' },
         { label: t('sInflow'), scale: 'r', stroke: '#d9480f', width: 2 },
@@ -145,9 +147,15 @@ export function liveView(s, onState) {
     }, chartData(), chartBox);
   }
 
+  // draw shows the samples up to now, at least two minutes wide so a
+  // fresh room's first samples do not fill the whole width.
   function draw() {
+    if (history.length === 0) return;
     ensurePlot();
-    if (plot) plot.setData(chartData());
+    if (!plot) return;
+    plot.setData(chartData());
+    const hi = Math.max(history[history.length - 1].t, Date.now() / 1000);
+    plot.setScale('x', { min: Math.min(history[0].t, hi - 120), max: hi });
   }
 
   function render(f) {
@@ -207,6 +215,8 @@ export function liveView(s, onState) {
           estimatedWaitSeconds: last ? last.estimatedWaitSeconds : null,
         };
         if (!last && f.ratePerMinute) f.estimatedWaitSeconds = Math.round((i.waiting / f.ratePerMinute) * 60);
+        // the rate log answers newest first; the frame's list is oldest first
+        f.adjustments = await call('GET', `${site(s.id)}/rate-log`).then((r) => (r.adjustments || []).slice(0, 50).reverse(), () => f.adjustments);
         f.state = !i.active ? 'paused' : (last && (last.state === 'prequeue' || last.state === 'drawn')) ? last.state : i.waiting > 0 ? 'queueing' : 'not_queueing';
         history.push({ t: Date.now() / 1000, waiting: i.waiting, inflow: null, rate: f.ratePerMinute });
         trim();

@@ -117,6 +117,8 @@ test('the operator signs in, creates a room, watches it fill, changes the rate a
   await waitFor(async () => (await gaugeNumber(page, 'gWaiting')) >= 35, { timeout: 15000, message: 'waiting gauge ≥ 35' });
   await sleep(2500);
   await shot(page, 'console-dashboard-load');
+  // the README's picture: the visible part only, one device pixel per pixel
+  await page.screenshot({ path: path.join(dir, 'console-readme.png'), clip: { x: 0, y: 0, width: 1280, height: 760 } });
 
   // change the rate at once
   await page.fill('#rate-now', '30');
@@ -193,12 +195,27 @@ test('a key is shown once and its session sees only its room', async () => {
   await k.ctx.close();
 });
 
-test('the console speaks German when the browser prefers it', async () => {
+test('the console speaks German when the browser prefers it, also on a phone', async () => {
   const { ctx, page } = await open({ ...desktop, locale: 'de-DE' });
   assert.equal(await page.textContent('#sign-in h1'), 'Anmelden');
   await page.click('#lang-switch');
   assert.equal(await page.textContent('#sign-in h1'), 'Sign in');
   await ctx.close();
+
+  const r = await queue.createRoom({ slug: slug('telefon'), name: 'Vorverkauf Sommer', targetUrl: 'https://shop.example.com/', ratePerMinute: 1 });
+  await joins(r.site.slug, 8);
+  const phone = await open({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'de-DE' });
+  await signIn(phone.page, queue.adminToken);
+  await phone.page.waitForSelector(`tr[data-room="${r.site.slug}"]`);
+  assert.equal(await phone.page.textContent('.section-head h1'), 'Warteräume');
+  await shot(phone.page, 'console-de-phone-rooms');
+  await phone.page.goto(`${queue.base}/admin/#/room/${r.site.id}/live`);
+  await waitFor(async () => (await gaugeNumber(phone.page, 'gWaiting')) >= 5, { message: 'waiting gauge on a phone' });
+  const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than the phone`);
+  await sleep(4500);
+  await shot(phone.page, 'console-de-phone-live');
+  await phone.ctx.close();
 });
 
 test('the dashboard reconnects by itself after the server restarts', async (t) => {
