@@ -5,7 +5,7 @@ import { h, clear, setText } from './dom.js';
 import { t, lang, setLang, num } from './i18n.js';
 import { call, info, token, setToken, isKey, onUnauthorized } from './api.js';
 import { siteForm } from './form.js';
-import { roomPage } from './room.js';
+import { roomPage, roomState } from './room.js';
 import { instancesPanel } from './instances.js';
 
 const main = document.getElementById('app');
@@ -50,14 +50,6 @@ function signInView() {
   clear(main, form);
   input.focus();
   return () => {};
-}
-
-// roomState derives a room's state for the list from its configuration
-// and public info (the live socket has the exact one, draws included).
-function roomState(s, i) {
-  if (!s.active || (i && !i.active)) return 'paused';
-  if (s.opensAt && new Date(s.opensAt) > new Date()) return 'prequeue';
-  return i && i.waiting > 0 ? 'queueing' : 'not_queueing';
 }
 
 function roomsView() {

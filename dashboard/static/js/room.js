@@ -5,12 +5,21 @@
 
 import { h, clear, setText } from './dom.js';
 import { t, num } from './i18n.js';
-import { call, site, isKey, patchSite } from './api.js';
+import { call, site, isKey, patchSite, info } from './api.js';
 import { siteForm, healthTest } from './form.js';
 import { liveView } from './live.js';
 import { accessView, auditView } from './access.js';
 import { integration } from './snippets.js';
 import { onceBox } from './once.js';
+
+// roomState derives a room's state from its configuration and public
+// info, for views without the live socket (which has the exact one, draws
+// included).
+export function roomState(s, i) {
+  if (!s.active || (i && !i.active)) return 'paused';
+  if (s.opensAt && new Date(s.opensAt) > new Date()) return 'prequeue';
+  return i && i.waiting > 0 ? 'queueing' : 'not_queueing';
+}
 
 const TABS = [
   ['live', 'tabLive', false],
@@ -40,7 +49,8 @@ export async function roomPage(main, id, tab, once) {
     statePill.dataset.state = st;
     setText(statePill, t(`st_${st}`));
   };
-  setState(!s.active ? 'paused' : 'not_queueing');
+  setState(roomState(s, null));
+  if (tab !== 'live') info(s.slug).then((i) => setState(roomState(s, i)), () => {});
   const msg = h('span', { class: 'form-status', role: 'status', id: 'room-msg' });
   const rate = h('input', { id: 'rate-now', type: 'number', min: 1, step: 'any', value: s.ratePerMinute, 'aria-label': t('rateNow') });
   const rateForm = h('form', { class: 'inline-form rate-form' }, h('label', { for: 'rate-now' }, t('rateNow')), rate,
@@ -67,7 +77,7 @@ export async function roomPage(main, id, tab, once) {
       pause.textContent = s.active ? t('pause') : t('resume');
       pause.className = s.active ? 'danger' : 'primary';
       setText(msg, s.active ? t('resumed') : t('paused'));
-      if (!s.active) setState('paused');
+      setState(roomState(s, null));
     } catch (err) {
       setText(msg, t('error', { msg: err.message }));
     }
