@@ -88,7 +88,7 @@ export async function roomPage(main, id, tab, once) {
   const body = h('div', { class: 'tab-body' });
   clear(main,
     h('div', { class: 'room-head' },
-      h('div', { class: 'room-title' }, h('a', { href: '#/', class: 'back' }, `← ${t('back')}`),
+      h('div', { class: 'room-title' }, isKey() ? null : h('a', { href: '#/', class: 'back' }, `← ${t('back')}`),
         h('h1', {}, s.name), h('span', { class: 'mono slug' }, `/queue/${s.slug}`), statePill),
       h('div', { class: 'room-controls' }, rateForm, pause, msg)),
     once ? onceBox(t('secretTitle'), once) : null,

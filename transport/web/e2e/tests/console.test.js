@@ -181,6 +181,7 @@ test('a key is shown once and its session sees only its room', async () => {
   assert.deepEqual(tabs, ['live', 'settings', 'integration']);
   assert.equal(await k.page.$('#instances'), null, 'no instances for a key');
   assert.equal(await k.page.$('#new-room'), null);
+  assert.equal(await k.page.$('.room-title .back'), null, 'no way to a list of rooms');
   await k.page.goto(`${queue.base}/admin/#/room/${b.site.id}/live`);
   await k.page.waitForSelector('text=No such waiting room.');
   await k.page.goto(`${queue.base}/admin/#/room/${a.site.id}/settings`);
