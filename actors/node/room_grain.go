@@ -129,6 +129,9 @@ type roomGrain struct {
 	abandonAt  time.Time
 	abandoning bool
 
+	// stats samples the dashboard figures once a second.
+	stats roomStats
+
 	stopTick chan struct{}
 }
 
@@ -266,6 +269,11 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			return
 		}
 		g.respond(ctx, g.tokenFor(r.Number, now))
+	case opStats:
+		var r StatsRequest
+		if decode(ctx, req, &r) {
+			g.answerStats(ctx, r)
+		}
 	case opSync:
 		var r SyncRequest
 		if !decode(ctx, req, &r) {
@@ -677,6 +685,7 @@ func (g *roomGrain) onTick() {
 	if !g.snapshotting && g.sinceSnap > 0 && (g.sinceSnap >= snapshotEvery || now.Sub(g.snapshotAt) >= snapshotInterval) {
 		g.saveSnapshot()
 	}
+	g.stats.record(&g.st.View, now, g.deps.Metrics)
 	for k, s := range g.subs {
 		if now.After(s.expires) {
 			delete(g.subs, k)
@@ -773,6 +782,7 @@ func (g *roomGrain) shutdown() {
 		close(g.stopTick)
 		g.stopTick = nil
 	}
+	g.stats.forget(g.deps.Metrics)
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}

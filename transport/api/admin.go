@@ -47,6 +47,9 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	g.PATCH("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeUpdate))
 	g.DELETE("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeDelete))
 	g.GET("/sites/:id/audit", s.adminOnly(s.handleAudit))
+	for _, add := range s.adminRoutes {
+		add(g, s.adminOnly)
+	}
 	g.Any("/*", func(c echo.Context) error {
 		if p := c.Get(principalKey).(principal); !p.admin {
 			return errForbidden

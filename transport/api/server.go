@@ -36,6 +36,9 @@ type Config struct {
 	Hash func(string) []byte
 	// Extra lets other parts (dashboard, ws) add routes.
 	Extra []func(e *echo.Echo)
+	// AdminRoutes lets other parts add routes to the authenticated admin
+	// group; adminOnly refuses qak_ keys with 403.
+	AdminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
 // Server is the HTTP front of one node.
@@ -52,7 +55,8 @@ type Server struct {
 	hash    func(string) []byte
 	known   knownRooms
 	// prefixes caches the encoded start of each room's answers.
-	prefixes answerPrefixes
+	prefixes    answerPrefixes
+	adminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
 // New builds the server and registers every route.
@@ -61,7 +65,7 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
-		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash}
+		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, adminRoutes: cfg.AdminRoutes}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
