@@ -80,6 +80,8 @@ test('the operator signs in, creates a room, watches it fill, changes the rate a
   await signIn(page, queue.adminToken);
   await page.waitForSelector('#rooms');
   assert.ok(await page.isVisible('#instances'), 'the operator sees the instances panel');
+  // this node reports itself within a few seconds, with its roles
+  await page.waitForSelector('#instances tr[data-instance] >> text=front, actor', { timeout: 15000 });
   assert.ok(!page.url().includes(queue.adminToken), 'the token is never in the URL');
 
   // create through the form; an invalid colour is named next to its field
