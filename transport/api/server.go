@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
@@ -36,6 +37,9 @@ type Config struct {
 	Hash func(string) []byte
 	// Extra lets other parts (dashboard, ws) add routes.
 	Extra []func(e *echo.Echo)
+	// HealthGuard checks health URLs before they are stored; nil refuses
+	// every non-public address.
+	HealthGuard *health.Guard
 }
 
 // Server is the HTTP front of one node.
@@ -52,7 +56,8 @@ type Server struct {
 	hash    func(string) []byte
 	known   knownRooms
 	// prefixes caches the encoded start of each room's answers.
-	prefixes answerPrefixes
+	prefixes    answerPrefixes
+	healthGuard *health.Guard
 }
 
 // New builds the server and registers every route.
@@ -61,7 +66,10 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
-		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash}
+		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard}
+	if s.healthGuard == nil {
+		s.healthGuard = &health.Guard{}
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
