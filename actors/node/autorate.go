@@ -81,10 +81,18 @@ func (g *roomGrain) pollHealth(now time.Time) {
 	if g.deps.Health == nil || !g.ready || g.stopped || !g.st.Live() || !g.st.Config.AutoRate.Enabled || p.inflight {
 		return
 	}
+	interval := g.healthInterval()
+	if p.due.IsZero() {
+		// A new activation keeps the rhythm of the logged checks: after a
+		// fail-over or restart the next check is one interval after the
+		// last adjustment, not at once.
+		if l := g.st.RateLog(1); len(l) > 0 {
+			p.due = l[0].At.Add(interval)
+		}
+	}
 	if now.Before(p.due) {
 		return
 	}
-	interval := g.healthInterval()
 	p.due = now.Add(interval)
 	timeout := min(interval*4/5, maxHealthTimeout)
 	p.seq++
