@@ -1,43 +1,24 @@
 package api
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
-	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
 // newHealthEnv is newEnv with health checks: allowPrivate as the serve flag.
 func newHealthEnv(t *testing.T, allowPrivate bool) *env {
-	t.Helper()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	guard := &health.Guard{AllowPrivate: allowPrivate}
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log,
-		Health: health.NewHTTP(guard), HealthInterval: 200 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: log,
-		Registry: prometheus.NewRegistry(), HealthGuard: guard})
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
+	return newEnvWith(t, func(d *node.Deps, c *Config) {
+		d.Health, d.HealthInterval = health.NewHTTP(guard), 200*time.Millisecond
+		c.HealthGuard = guard
 	})
-	return &env{t: t, srv: srv}
 }
 
 func wantError(t *testing.T, what string, st int, m map[string]any, status int, field string) {
