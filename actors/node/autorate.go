@@ -75,10 +75,16 @@ func (g *roomGrain) healthInterval() time.Duration {
 }
 
 // pollHealth starts the next health check when one is due. Only a ready,
-// unsuperseded activation of a live room with the controller on polls.
+// unsuperseded activation of a live, running room (not paused, not before
+// its opening) with the controller on polls.
 func (g *roomGrain) pollHealth(now time.Time) {
 	p := &g.poll
 	if g.deps.Health == nil || !g.ready || g.stopped || !g.st.Live() || !g.st.Config.AutoRate.Enabled || p.inflight {
+		return
+	}
+	if !g.st.Config.Active || g.st.Armed != nil {
+		// Nobody is admitted while paused or before the opening: an idle
+		// shop would look healthy and the rate would climb for nothing.
 		return
 	}
 	interval := g.healthInterval()
