@@ -120,3 +120,23 @@ func TestFetchEndsAtTheDeadline(t *testing.T) {
 		t.Fatalf("took %v", time.Since(start))
 	}
 }
+
+func BenchmarkFlatten(b *testing.B) {
+	body := []byte(`{"status":"ok","metrics":{"cpuLoad":0.42,"memory":{"used":123456,"free":654321}},"pools":[{"waiting":3},{"waiting":0}],"db":{"up":true}}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		Flatten(body)
+	}
+}
+
+func BenchmarkCheckURL(b *testing.B) {
+	g := &Guard{Resolver: names}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := g.CheckURL(ctx, "https://dual.example/health?x=1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -332,3 +332,15 @@ func TestDecideRegulateKeepsServingContinuous(t *testing.T) {
 		t.Fatalf("healthy at the maximum: got %d events, want none", len(evs))
 	}
 }
+
+func BenchmarkRegulate(b *testing.B) {
+	cfg := regulatorConfig()
+	obs := healthy.observe()
+	now := time.Unix(1_800_000_000, 0)
+	cur := room.AutoState{Rate: 100}
+	b.ReportAllocs()
+	for b.Loop() {
+		cur, _ = room.Regulate(cfg, room.AutoState{Rate: 100}, obs, now)
+	}
+	_ = cur
+}
