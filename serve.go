@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/dashboard"
 	"github.com/aditus-queue/aditus-queue/dashboard/instances"
@@ -41,6 +42,9 @@ type serveConfig struct {
 	LogFormat, LogLevel, MasterKey, PprofAddr                      string
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
+	// AllowPrivateHealthURLs lets autoRate health URLs reach loopback and
+	// private addresses (tests, shops on a private network).
+	AllowPrivateHealthURLs bool
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -82,6 +86,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
 	str(&c.ClusterHealth, "cluster-health", "", "host:port of this member's cluster health endpoint (default: cluster-host, any port)")
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
+	allowPrivate := getenv(envName("allow-private-health-urls"))
+	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
+		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -211,10 +218,12 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if c.LogLevel != "debug" {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
 	}
+	guard := &health.Guard{AllowPrivate: c.AllowPrivateHealthURLs}
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
 		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
-		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg)},
+		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg),
+			Health: health.NewHTTP(guard)},
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
@@ -227,7 +236,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 	liveHub := live.New(live.Config{Client: n.Client, AdminHash: adminHash, Hash: seal.HashSecret, Logger: logger})
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
 		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
-		AdminRoutes: []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)}})
+		AdminRoutes: []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)}, HealthGuard: guard})
 	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
 		Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})

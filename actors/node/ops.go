@@ -48,6 +48,7 @@ const (
 	opReport      = "report"
 	opLeave       = "leave"
 	opInstances   = "instances"
+	opRateLog     = "rate-log"
 )
 
 // Error codes carried in wire.Response.Code, translated to HTTP once, in

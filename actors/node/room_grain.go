@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
@@ -39,6 +40,12 @@ type Deps struct {
 	// WriteTimeout bounds one append with its read-back.
 	WriteTimeout time.Duration
 	Metrics      *Metrics
+	// Health fetches the shops' health URLs for the self-regulating rate;
+	// nil turns polling off.
+	Health health.Fetcher
+	// HealthInterval, when set, replaces every room's intervalSeconds
+	// (tests only: the public configuration allows 5 s at least).
+	HealthInterval time.Duration
 }
 
 const (
@@ -133,6 +140,9 @@ type roomGrain struct {
 	stats roomStats
 
 	stopTick chan struct{}
+
+	// poll schedules the self-regulating rate's health checks.
+	poll poller
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -160,6 +170,8 @@ func (g *roomGrain) Receive(ctx actor.Context) {
 		}
 	case *tick:
 		g.onTick()
+	case *healthDone:
+		g.onHealthDone(m)
 	case *actor.Stopping:
 		g.shutdown()
 	}
@@ -312,6 +324,16 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			g.respond(ctx, okResponse(g.codeInfos()))
 		default:
 			g.respond(ctx, okResponse(g.st.Audit))
+		}
+	case opHealthCheck, opRateLog:
+		var r AdminRequest
+		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
+			return
+		}
+		if req.Op == opRateLog {
+			g.respond(ctx, okResponse(g.rateLog()))
+		} else {
+			g.startHealthTest(ctx, &r)
 		}
 	default:
 		g.handleWrite(ctx, req, now)
@@ -651,6 +673,7 @@ func (g *roomGrain) supersede() {
 		}
 	}
 	g.waiters = nil
+	g.poll.stop()
 	g.sys.Root.Poison(g.self)
 }
 
@@ -686,6 +709,7 @@ func (g *roomGrain) onTick() {
 		g.saveSnapshot()
 	}
 	g.stats.record(&g.st.View, now, g.deps.Metrics)
+	g.pollHealth(now)
 	for k, s := range g.subs {
 		if now.After(s.expires) {
 			delete(g.subs, k)
@@ -783,6 +807,7 @@ func (g *roomGrain) shutdown() {
 		g.stopTick = nil
 	}
 	g.stats.forget(g.deps.Metrics)
+	g.poll.stop()
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}

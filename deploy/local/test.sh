@@ -17,6 +17,11 @@ need_pkgs=()
 command -v jq >/dev/null || need_pkgs+=(jq)
 command -v curl >/dev/null || need_pkgs+=(curl)
 command -v mvn >/dev/null || need_pkgs+=(maven)
+echo "== health URL guard: -race and a short fuzz run"
+go test -count=1 -race ./actors/health
+go test -run '^$' -fuzz FuzzCheckURL -fuzztime 15s ./actors/health
+go test -run '^$' -fuzz FuzzFlatten -fuzztime 10s ./actors/health
+
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	[[ -x /usr/bin/chromium ]] || need_pkgs+=(chromium)
 	command -v node >/dev/null || need_pkgs+=(nodejs npm)
@@ -68,6 +73,11 @@ fi
 echo "== go test -race"
 go test -count=1 -race -timeout 20m ./actors/node/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
+
+echo "== health URL guard: -race and a short fuzz run"
+go test -count=1 -race ./actors/health
+go test -run '^$' -fuzz FuzzCheckURL -fuzztime 15s ./actors/health
+go test -run '^$' -fuzz FuzzFlatten -fuzztime 10s ./actors/health
 
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	echo "== browser tests (headless Chromium)"

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
@@ -39,6 +40,9 @@ type Config struct {
 	// AdminRoutes lets other parts add routes to the authenticated admin
 	// group; adminOnly refuses qak_ keys with 403.
 	AdminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	// HealthGuard checks health URLs before they are stored; nil refuses
+	// every non-public address.
+	HealthGuard *health.Guard
 }
 
 // Server is the HTTP front of one node.
@@ -57,6 +61,7 @@ type Server struct {
 	// prefixes caches the encoded start of each room's answers.
 	prefixes    answerPrefixes
 	adminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	healthGuard *health.Guard
 }
 
 // New builds the server and registers every route.
@@ -65,7 +70,10 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
-		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, adminRoutes: cfg.AdminRoutes}
+		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, adminRoutes: cfg.AdminRoutes, healthGuard: cfg.HealthGuard}
+	if s.healthGuard == nil {
+		s.healthGuard = &health.Guard{}
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
