@@ -41,7 +41,7 @@ const en = {
   f_autoRate_cutPercent: 'Cut on a violated rule (%)', f_autoRate_maxFailures: 'Failed checks before falling to the minimum',
   f_autoRate_rules: 'Rules (the response time is the metric responseMs)', addRule: 'Add rule', removeRule: 'Remove',
   ruleMetric: 'Metric', ruleOp: 'Op', ruleValue: 'Value',
-  healthTest: 'Test the health URL', healthOk: 'Healthy: HTTP {status} in {ms} ms.', healthBad: 'Not healthy: {why}',
+  healthTest: 'Test the health URL', healthHint: 'Save the health URL first, test it, then enable the regulation: the server requires a passing test.', healthOk: 'Healthy: HTTP {status} in {ms} ms.', healthBad: 'Not healthy: {why}',
   healthUnavailable: 'This server cannot test health URLs yet.', observed: 'observed', passed: 'passed', failed: 'failed',
   fixField: 'Please correct the marked field.',
   // secrets
@@ -115,7 +115,7 @@ const de = {
   f_autoRate_cutPercent: 'Senken bei verletzter Regel (%)', f_autoRate_maxFailures: 'Fehlschläge bis zur Mindestrate',
   f_autoRate_rules: 'Regeln (die Antwortzeit ist die Metrik responseMs)', addRule: 'Regel hinzufügen', removeRule: 'Entfernen',
   ruleMetric: 'Metrik', ruleOp: 'Op', ruleValue: 'Wert',
-  healthTest: 'Health-URL testen', healthOk: 'Gesund: HTTP {status} in {ms} ms.', healthBad: 'Nicht gesund: {why}',
+  healthTest: 'Health-URL testen', healthHint: 'Erst die Health-URL speichern, dann testen, dann die Regelung einschalten: der Server verlangt einen bestandenen Test.', healthOk: 'Gesund: HTTP {status} in {ms} ms.', healthBad: 'Nicht gesund: {why}',
   healthUnavailable: 'Dieser Server kann Health-URLs noch nicht testen.', observed: 'gemessen', passed: 'erfüllt', failed: 'verletzt',
   fixField: 'Bitte das markierte Feld korrigieren.',
   onceTitle: 'Nur jetzt sichtbar', onceHelp: 'Jetzt kopieren: der Server behält nur einen Hash oder eine versiegelte Kopie und kann den Wert nicht erneut zeigen.',
