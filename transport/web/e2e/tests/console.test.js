@@ -202,6 +202,18 @@ test('a key is shown once and its session sees only its room', async () => {
   await k.page.click('.site-form button[type=submit]');
   await k.page.waitForSelector('[data-error-for="pow.bits"]:not(:empty)');
   await shot(k.page, 'console-key-settings');
+  // a health URL into our own network is refused, next to its field
+  await k.page.fill('#f-pow-bits', '15');
+  await k.page.fill('#f-autoRate-healthUrl', 'http://127.0.0.1:9/health');
+  await k.page.click('.site-form button[type=submit]');
+  await k.page.waitForSelector('[data-error-for="autoRate.healthUrl"]:not(:empty)');
+  assert.equal(await k.page.textContent('[data-error-for="pow.bits"]'), '', 'the earlier error is cleared');
+  // a valid change is saved
+  await k.page.fill('#f-autoRate-healthUrl', '');
+  await k.page.fill('#f-name', 'Key room, renamed');
+  await k.page.click('.site-form button[type=submit]');
+  await k.page.waitForSelector('.site-form .form-status:has-text("Saved.")');
+  assert.equal((await queue.api('GET', `/api/admin/queue/sites/${a.site.id}`)).body.name, 'Key room, renamed');
   assert.deepEqual([...problems, ...k.problems], []);
   await k.ctx.close();
 });
