@@ -28,7 +28,7 @@ import (
 const adminTok = "test-admin-token"
 
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 	hub *live.Hub
 }
@@ -36,7 +36,7 @@ type env struct {
 // newEnv starts a real node (one member holding every role) on the
 // embedded log in a temporary directory, with the HTTP front and the live
 // hub on a loopback port.
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	l, err := filelog.Open(t.TempDir())
