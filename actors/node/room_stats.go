@@ -30,11 +30,13 @@ func (s *roomStats) record(v *room.View, now time.Time, m *Metrics) {
 	if now.Sub(s.at) < statsInterval {
 		return
 	}
-	s.at = now
 	if !v.Exists || v.Deleted {
+		// Not stamped: a room created now is sampled at the next tick,
+		// so its first joins count in the inflow.
 		s.forget(m)
 		return
 	}
+	s.at = now
 	if s.ring == nil {
 		s.ring = room.NewStats()
 	}
