@@ -30,11 +30,13 @@ func (s *roomStats) record(v *room.View, now time.Time, m *Metrics) {
 	if now.Sub(s.at) < statsInterval {
 		return
 	}
-	s.at = now
 	if !v.Exists || v.Deleted {
+		// Not stamped: a room created now is sampled at the next tick,
+		// so its first joins count in the inflow.
 		s.forget(m)
 		return
 	}
+	s.at = now
 	if s.ring == nil {
 		s.ring = room.NewStats()
 	}
@@ -57,10 +59,11 @@ func (s *roomStats) forget(m *Metrics) {
 	}
 }
 
-// result answers a StatsRequest.
-func (s *roomStats) result(v *room.View, since int64) StatsResult {
+// result answers a StatsRequest about the room in st.
+func (s *roomStats) result(st *room.State, since int64) StatsResult {
+	v := &st.View
 	r := StatsResult{ID: v.ID, Slug: v.Config.Slug, Name: v.Config.Name, Figures: s.figures,
-		History: []room.Sample{}, Adjustments: adjustments(v)}
+		History: []room.Sample{}, Adjustments: adjustments(st)}
 	a := v.Config.AutoRate
 	r.AutoRate.Enabled, r.AutoRate.MinRate, r.AutoRate.MaxRate = a.Enabled, a.MinRate, a.MaxRate
 	if s.ring != nil {
@@ -72,9 +75,10 @@ func (s *roomStats) result(v *room.View, since int64) StatsResult {
 // adjustments returns the newest (up to maxAdjustments) changes of the
 // self-regulating rate, oldest first. The rate controller keeps them in
 // the room's state; until it exists the list is empty. This is the one
-// place that fills the dashboard's adjustments.
-func adjustments(v *room.View) []Adjustment {
-	_ = v
+// place that fills the dashboard's adjustments: with the controller it
+// becomes a loop over st.RateLog(maxAdjustments).
+func adjustments(st *room.State) []Adjustment {
+	_ = st
 	return []Adjustment{}
 }
 
@@ -88,5 +92,5 @@ func (g *roomGrain) answerStats(ctx actor.Context, r StatsRequest) {
 		g.stats.at = time.Time{}
 		g.stats.record(&g.st.View, g.now(), g.deps.Metrics)
 	}
-	g.respond(ctx, okResponse(g.stats.result(&g.st.View, r.Since)))
+	g.respond(ctx, okResponse(g.stats.result(g.st, r.Since)))
 }

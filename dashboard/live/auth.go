@@ -80,6 +80,13 @@ func readAuth(c *websocket.Conn) (string, error) {
 	return m.Token, nil
 }
 
+// keyRecheck is how often a socket opened with a qak_ key checks that the
+// key still stands: a revoked key's dashboard closes with 4401 within it.
+const keyRecheck = 30 * time.Second
+
+// isKey reports whether token is shaped like a qak_ key.
+func isKey(token string) bool { return strings.HasPrefix(token, "qak_") }
+
 // authorize checks token for room id: the admin token reaches every room,
 // a qak_ key only its own (checked by its room's grain, by hash). Keys
 // naming rooms the directory does not know are refused before any grain

@@ -31,6 +31,9 @@ type Config struct {
 	Hash   func(string) []byte
 	Logger *slog.Logger
 	Now    func() time.Time
+	// KeyRecheck overrides how often a socket opened with a key checks
+	// that the key still stands (default 30 s).
+	KeyRecheck time.Duration
 }
 
 const (
@@ -51,6 +54,8 @@ type Hub struct {
 	now       func() time.Time
 	upgrader  websocket.Upgrader
 	sockets   atomic.Int64
+	// keyRecheck is how often key sockets check their key again.
+	keyRecheck time.Duration
 
 	mu sync.Mutex
 	// mu guards feeds and closed.
@@ -67,7 +72,10 @@ func New(cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Hub{client: cfg.Client, adminHash: cfg.AdminHash, hash: cfg.Hash, log: cfg.Logger, now: cfg.Now,
+	if cfg.KeyRecheck == 0 {
+		cfg.KeyRecheck = keyRecheck
+	}
+	return &Hub{client: cfg.Client, adminHash: cfg.AdminHash, hash: cfg.Hash, log: cfg.Logger, now: cfg.Now, keyRecheck: cfg.KeyRecheck,
 		upgrader: websocket.Upgrader{Subprotocols: []string{Subprotocol}, ReadBufferSize: 1024, WriteBufferSize: 4096},
 		feeds:    map[string]*feed{}}
 }
@@ -121,6 +129,9 @@ func (h *Hub) handleLive(c echo.Context) error {
 		return nil
 	}
 	go s.writer()
+	if isKey(tok) {
+		h.spawn(func() { h.recheck(s, tok, id) })
+	}
 	// The reader only notices the client leaving; dashboards send nothing
 	// after the auth message.
 	conn.SetReadLimit(4096)
@@ -134,6 +145,27 @@ func (h *Hub) handleLive(c echo.Context) error {
 	return nil
 }
 
+// recheck closes s with 4401 once its key no longer stands (revoked,
+// room deleted); it ends with the socket.
+func (h *Hub) recheck(s *socket, tok, id string) {
+	t := time.NewTicker(h.keyRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.gone:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := h.authorize(ctx, tok, id)
+		cancel()
+		if r, ok := err.(*refusal); ok && r.code != websocket.CloseTryAgainLater {
+			s.close(r.code, r.reason)
+			return
+		}
+	}
+}
+
 // refuse closes conn with the refusal's code and reason.
 func refuse(conn *websocket.Conn, err error) {
 	r, ok := err.(*refusal)
@@ -142,6 +174,20 @@ func refuse(conn *websocket.Conn, err error) {
 	}
 	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(r.code, r.reason), time.Now().Add(time.Second))
 	_ = conn.Close()
+}
+
+// spawn runs fn on a goroutine that Close waits for; not after Close.
+func (h *Hub) spawn(fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		fn()
+	}()
 }
 
 // join adds s to room id's feed, starting the feed for the room's first

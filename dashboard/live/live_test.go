@@ -28,7 +28,7 @@ import (
 const adminTok = "test-admin-token"
 
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 	hub *live.Hub
 }
@@ -36,7 +36,7 @@ type env struct {
 // newEnv starts a real node (one member holding every role) on the
 // embedded log in a temporary directory, with the HTTP front and the live
 // hub on a loopback port.
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	l, err := filelog.Open(t.TempDir())
@@ -53,7 +53,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := live.New(live.Config{Client: n.Client, AdminHash: seal.HashSecret(adminTok), Hash: seal.HashSecret, Logger: log})
+	hub := live.New(live.Config{Client: n.Client, AdminHash: seal.HashSecret(adminTok), Hash: seal.HashSecret, Logger: log,
+		KeyRecheck: 300 * time.Millisecond})
 	s := api.New(api.Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: seal.HashSecret(adminTok),
 		Hash: seal.HashSecret, Logger: log, Registry: reg, Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())
@@ -225,6 +226,21 @@ func TestLiveAuth(t *testing.T) {
 	t.Run("the room's own key as subprotocol", func(t *testing.T) {
 		if f := readFrame(t, e.dial(id, "", live.Subprotocol, "bearer."+key)); f.Room != id {
 			t.Fatalf("got %+v", f)
+		}
+	})
+	t.Run("a revoked key's socket closes", func(t *testing.T) {
+		k := e.call("POST", "/api/admin/queue/sites/"+id+"/keys", adminTok, map[string]any{"name": "temp"})
+		c := e.dial(id, "", live.Subprotocol, "bearer."+k["key"].(string))
+		readFrame(t, c)
+		req, _ := http.NewRequest("DELETE", e.srv.URL+"/api/admin/queue/sites/"+id+"/keys/"+k["id"].(string), nil)
+		req.Header.Set("Authorization", "Bearer "+adminTok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != http.StatusNoContent {
+			t.Fatalf("revoke: %v %v", res, err)
+		}
+		res.Body.Close()
+		if got := closeCode(t, c); got != live.CloseUnauthorized {
+			t.Fatalf("got close code %d, want %d", got, live.CloseUnauthorized)
 		}
 	})
 	for _, tc := range []struct {

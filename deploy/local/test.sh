@@ -73,6 +73,9 @@ fi
 echo "== go test -race"
 go test -count=1 -race -timeout 20m ./actors/node/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
+# The live dashboard's hub and the instance reports (one node per test).
+echo "== go test -race (dashboard)"
+go test -count=1 -race -timeout 10m ./dashboard/...
 
 echo "== health URL guard: -race and a short fuzz run"
 go test -count=1 -race ./actors/health
