@@ -59,6 +59,8 @@ func TestCheckURLCorpus(t *testing.T) {
 		{"http://LOCALHOST./health", false},
 		{"http://loop.example/health", false},
 		{"http://127.0.0.1/health", false},
+		{"http://127.0.0.1./health", false},
+		{"http://[::ffff:a9fe:a9fe]/", false},
 		{"http://127.1/health", false},
 		{"http://2130706433/health", false},
 		{"http://0x7f000001/health", false},

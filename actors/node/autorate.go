@@ -154,6 +154,9 @@ func (g *roomGrain) onHealthDone(m *healthDone) {
 		return
 	}
 	obs := m.obs
+	// Queued even when it will write nothing: the write's read-back also
+	// tells a superseded activation to stop, so two members never poll one
+	// room for longer than one interval.
 	g.queue = append(g.queue, &task{kind: "auto-rate", decide: func(now int64) ([]room.Event, error) {
 		if g.st.Config.AutoRate.HealthURL != m.url {
 			return nil, nil
