@@ -73,13 +73,16 @@ func (s *roomStats) result(st *room.State, since int64) StatsResult {
 }
 
 // adjustments returns the newest (up to maxAdjustments) changes of the
-// self-regulating rate, oldest first. The rate controller keeps them in
-// the room's state; until it exists the list is empty. This is the one
-// place that fills the dashboard's adjustments: with the controller it
-// becomes a loop over st.RateLog(maxAdjustments).
+// self-regulating rate, oldest first, from the rate log the controller
+// keeps in the room's state. This is the one place that fills the
+// dashboard's adjustments.
 func adjustments(st *room.State) []Adjustment {
-	_ = st
-	return []Adjustment{}
+	log := st.RateLog(maxAdjustments)
+	out := make([]Adjustment, 0, len(log))
+	for _, c := range log {
+		out = append(out, Adjustment{At: c.At, From: c.From, To: c.To, Rule: c.Rule, Reason: c.Reason})
+	}
+	return out
 }
 
 // answerStats routes a dashboard read to the ring.
