@@ -70,7 +70,7 @@ const en = {
   served: 'serving #{n} · issued {i}', chartTitle: 'Waiting vs inflow, last 30 minutes',
   sWaiting: 'waiting', sInflow: 'inflow/min', sRate: 'rate/min',
   adjustments: 'Rate adjustments', noAdjustments: 'No automatic adjustments.', rule: 'Rule', reason: 'Reason', change: 'Change',
-  none: '—', now: 'none', underMinute: 'under a minute', minutes: '{n} min', hours: '{h} h {m} min',
+  none: '—', now: 'no wait', underMinute: 'under a minute', minutes: '{n} min', hours: '{h} h {m} min',
   // instances
   iId: 'Node', iRoles: 'Roles', iVersion: 'Version', iUptime: 'Uptime', iCpu: 'CPU', iRss: 'Memory', iHeap: 'Go heap',
   iGoroutines: 'Goroutines', iSched: 'Sched p99', iRps: 'Req/s', iWs: 'Sockets', iReported: 'Reported',
@@ -141,7 +141,7 @@ const de = {
   served: 'aufgerufen Nr. {n} · ausgegeben {i}', chartTitle: 'Wartende vs. Zulauf, letzte 30 Minuten',
   sWaiting: 'wartend', sInflow: 'Zulauf/min', sRate: 'Rate/min',
   adjustments: 'Anpassungen der Rate', noAdjustments: 'Keine automatischen Anpassungen.', rule: 'Regel', reason: 'Grund', change: 'Änderung',
-  none: '—', now: 'keine', underMinute: 'unter einer Minute', minutes: '{n} Min.', hours: '{h} Std. {m} Min.',
+  none: '—', now: 'keine Wartezeit', underMinute: 'unter einer Minute', minutes: '{n} Min.', hours: '{h} Std. {m} Min.',
   iId: 'Knoten', iRoles: 'Rollen', iVersion: 'Version', iUptime: 'Laufzeit', iCpu: 'CPU', iRss: 'Speicher', iHeap: 'Go-Heap',
   iGoroutines: 'Goroutinen', iSched: 'Sched p99', iRps: 'Anfr./s', iWs: 'Sockets', iReported: 'Gemeldet',
   noInstances: 'Noch keine Instanz hat sich gemeldet.', instancesUnavailable: 'Dieser Server meldet noch keine Instanzen.',

@@ -226,6 +226,7 @@ export function liveView(s, onState) {
         if (!last && f.ratePerMinute) f.estimatedWaitSeconds = Math.round((i.waiting / f.ratePerMinute) * 60);
         // the rate log answers newest first; the frame's list is oldest first
         f.adjustments = await call('GET', `${site(s.id)}/rate-log`).then((r) => (r.adjustments || []).slice(0, 50).reverse(), () => f.adjustments);
+        if (mode === 'live') return;
         f.state = !i.active ? 'paused' : (last && (last.state === 'prequeue' || last.state === 'drawn')) ? last.state : i.waiting > 0 ? 'queueing' : 'not_queueing';
         history.push({ t: Date.now() / 1000, waiting: i.waiting, inflow: null, rate: f.ratePerMinute });
         trim();

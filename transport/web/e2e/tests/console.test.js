@@ -6,6 +6,7 @@
 // artifacts/.
 
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureArtifacts, launchBrowser, sleep, slug, startQueue, waitFor } from '../lib/harness.js';
@@ -260,4 +261,52 @@ test('the dashboard reconnects by itself after the server restarts', async (t) =
   await joins(r.site.slug, 5);
   await waitFor(async () => (await gaugeNumber(page, 'gWaiting')) >= 3, { timeout: 15000, message: 'figures after the restart' });
   await ctx.close();
+});
+
+test('the self-regulating rate: the health test button, the ceiling and the adjustments with their rule', async () => {
+  // a shop health endpoint on loopback, which this server is allowed to call
+  const health = http.createServer((req, res) => {
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ metrics: { cpuLoad: 0.2 } }));
+  });
+  await new Promise((resolve) => health.listen(0, '127.0.0.1', resolve));
+  const healthUrl = `http://127.0.0.1:${health.address().port}/health`;
+  process.env.AQ_ALLOW_PRIVATE_HEALTH_URLS = '1';
+  let q;
+  try {
+    q = await startQueue();
+  } finally {
+    delete process.env.AQ_ALLOW_PRIVATE_HEALTH_URLS;
+  }
+  const ctx = await browser.newContext(desktop);
+  try {
+    const autoRate = { enabled: false, healthUrl, minRate: 30, maxRate: 600, intervalSeconds: 5, rules: [{ metric: 'responseMs', op: '<', value: 2000 }] };
+    const { site } = await q.createRoom({ slug: slug('auto'), name: 'Regulated room', targetUrl: 'https://shop.example.com/', ratePerMinute: 60, autoRate });
+    const page = await ctx.newPage();
+    page.on('dialog', (d) => d.accept());
+    await page.goto(`${q.base}/admin/`);
+    await signIn(page, q.adminToken);
+    await page.waitForSelector('#rooms');
+    // the test call from the settings, as the server requires before enabling
+    await page.goto(`${q.base}/admin/#/room/${site.id}/settings`);
+    await page.click('.health-test button');
+    await page.waitForSelector('.health-result p.ok');
+    assert.ok((await page.textContent('.health-result')).includes('responseMs'));
+    await page.check('#f-autoRate-enabled');
+    await page.click('.site-form button[type=submit]');
+    await page.waitForSelector('.site-form .form-status:has-text("Saved.")');
+    // the dashboard: the ceiling and the first raise with its rule
+    await page.click('[data-tab="live"]');
+    await page.waitForSelector('.gauge >> text=ceiling 600/min', { timeout: 15000 });
+    await page.waitForSelector('table.adjustments td.mono >> text=responseMs', { timeout: 30000 });
+    // live figures replace whatever the fallback showed before the socket
+    await waitFor(async () => !(await page.textContent('[data-gauge="gInflow"]')).includes('—'), { message: 'inflow from the socket' });
+    const row = await page.textContent('table.adjustments tbody tr');
+    assert.match(row, /60 → 6\d/, `adjustment row: ${row}`);
+    await shot(page, 'console-autorate');
+  } finally {
+    await ctx.close();
+    await q?.stop();
+    health.close();
+  }
 });
