@@ -9,6 +9,7 @@
 #   deploy/local/test.sh            everything
 #   AQ_SKIP_BROWSER=1 …             without the browser tests
 #   AQ_SKIP_KAFKA=1 …               without the Kafka tests
+#   AQ_SKIP_FUZZ=1 …                without the short fuzz runs
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -68,6 +69,13 @@ fi
 echo "== go test -race"
 go test -count=1 -race -timeout 20m ./actors/node/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
+
+if [[ -z ${AQ_SKIP_FUZZ:-} ]]; then
+	# The seed corpora ran with go test above; this fuzzes every target
+	# for about 10 s with generated inputs.
+	echo "== fuzzing (deploy/local/fuzz.sh)"
+	deploy/local/fuzz.sh
+fi
 
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	echo "== browser tests (headless Chromium)"
