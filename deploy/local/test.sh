@@ -10,6 +10,7 @@
 #   AQ_SKIP_BROWSER=1 …             without the browser tests
 #   AQ_SKIP_KAFKA=1 …               without the Kafka tests
 #   AQ_SKIP_FUZZ=1 …                without the short fuzz runs
+#   AQ_SKIP_CHAOS=1 …               without the chaos soak (it needs Kafka too)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -75,6 +76,12 @@ if [[ -z ${AQ_SKIP_FUZZ:-} ]]; then
 	# for about 10 s with generated inputs.
 	echo "== fuzzing (deploy/local/fuzz.sh)"
 	deploy/local/fuzz.sh
+fi
+if [[ -z ${AQ_SKIP_KAFKA:-} && -z ${AQ_SKIP_CHAOS:-} ]]; then
+	# 60 s of joins and status polls through a front node while a random
+	# member is killed every 10 s; alone, as it loads the machine.
+	echo "== chaos soak (deploy/local/chaos.sh)"
+	deploy/local/chaos.sh
 fi
 
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
