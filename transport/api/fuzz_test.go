@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
@@ -77,7 +78,8 @@ func FuzzRequests(f *testing.F) {
 	srv, ids := fuzzServer(f)
 	seeds := []string{"", "{}", "null", "[]", "{", `{"ticket":"x"}`, `{"number":1}`, `{"number":-1}`, `{"number":0}`,
 		`{"number":1e99}`, `{"ticket":1}`, `{"code":"ABCDE-FGHIJ-KLMNO-PQRST"}`, `{"code":"` + strings.Repeat("A", 200) + `"}`,
-		`{"pow":{"challenge":"x","nonce":"1"}}`, `{"pow":null}`, `{"pow":{"challenge":"","nonce":""}}`,
+		`{"pow":{"challenge":"x","nonce":"1"}}`, powBody, `{"pow":{"challenge":"{challenge}","nonce":"x{nonce}"}}`,
+		`{"pow":{"challenge":"{challenge}","nonce":"{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}{nonce}"}}`, `{"pow":null}`, `{"pow":{"challenge":"","nonce":""}}`,
 		`{"slug":"patched","name":"P","ratePerMinute":5,"active":true,"domains":["shop.example.com"]}`,
 		`{"name":"P","ratePerMinute":0}`, `{"label":"vip","usageLimit":-1}`, `{"label":"x","expiresAt":"2001-01-01T00:00:00Z"}`,
 		"ticket=abc", "number=1", "number=18446744073709551616", "token=a.b.c", "return=https://evil.example/",
@@ -90,6 +92,14 @@ func FuzzRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route uint8, text string) {
 		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		path := strings.NewReplacer("{patched}", ids["patched"], "{open}", ids["open"]).Replace(rt.path)
+		solved := false
+		if strings.Contains(text, "{challenge}") {
+			// A fresh challenge of this server's room, and its solution,
+			// so that mutations explore the checks past the signature.
+			ch, nonce := fuzzChallenge(t, srv.URL)
+			solved = text == powBody && strings.HasSuffix(path, "/pow/join")
+			text = strings.NewReplacer("{challenge}", ch, "{nonce}", nonce).Replace(text)
+		}
 		var body io.Reader
 		if rt.query {
 			if strings.IndexFunc(text, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
@@ -115,6 +125,9 @@ func FuzzRequests(f *testing.F) {
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		ct := res.Header.Get("Content-Type")
+		if solved && res.StatusCode != http.StatusOK {
+			t.Fatalf("a solved challenge: %d %s", res.StatusCode, b)
+		}
 		switch {
 		case res.StatusCode >= 500:
 			t.Fatalf("%s %s %q: %d %s", rt.method, path, text, res.StatusCode, b)
@@ -135,6 +148,25 @@ func FuzzRequests(f *testing.F) {
 			t.Fatalf("%s %s %q: invalid JSON answer %s", rt.method, path, text, b)
 		}
 	})
+}
+
+// powBody is a join body with the placeholders FuzzRequests fills with a
+// fresh challenge of the room "pow" and its solution.
+const powBody = `{"pow":{"challenge":"{challenge}","nonce":"{nonce}"}}`
+
+// fuzzChallenge fetches a challenge of the room "pow" and solves it.
+func fuzzChallenge(t *testing.T, base string) (challenge, nonce string) {
+	t.Helper()
+	res, err := http.Get(base + "/queue/pow/pow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var a powAnswer
+	if err := json.NewDecoder(res.Body).Decode(&a); err != nil || a.Challenge == "" {
+		t.Fatalf("challenge: %d %v %+v", res.StatusCode, err, a)
+	}
+	return a.Challenge, room.SolvePow(a.Challenge, a.Bits)
 }
 
 // fuzzServer starts one node (per fuzzing process) with rooms "open"
