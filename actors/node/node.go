@@ -205,7 +205,7 @@ func (n *Node) Stop(ctx context.Context) {
 	n.Client.members.stop()
 	done := make(chan struct{})
 	go func() {
-		n.cluster.Shutdown(true)
+		shutdownCluster(n.cluster, n.cfg.Member, true)
 		close(done)
 	}()
 	select {
@@ -222,7 +222,7 @@ func (n *Node) Kill() {
 	n.stall.close()
 	n.Views.stop()
 	n.Client.members.stop()
-	n.cluster.Shutdown(false)
+	shutdownCluster(n.cluster, n.cfg.Member, false)
 	if n.health != nil {
 		_ = n.health.Close()
 	}
