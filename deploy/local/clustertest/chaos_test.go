@@ -56,8 +56,10 @@ func envInt(t *testing.T, name string, def int) int {
 	return v
 }
 
-// sent is one request of the soak, by its due time.
+// sent is one request of the soak, by its due time. The zero value is a
+// request never sent: the open loop's in-flight bound was reached.
 type sent struct {
+	done    bool // the request was sent and ended
 	due     time.Time
 	latency time.Duration
 	class   load.Class
@@ -171,7 +173,7 @@ func TestChaosSoak(t *testing.T) {
 	wg.Go(func() {
 		load.OpenLoop(ctx, load.SystemClock{}, joinSched, 8000, load.NewRecorder(), func(ctx context.Context, seq uint64) load.Class {
 			tk, class := target.Join(ctx, true)
-			joins[seq] = sent{due: joinSched.At(int(seq)), latency: time.Since(joinSched.At(int(seq))), class: class,
+			joins[seq] = sent{done: true, due: joinSched.At(int(seq)), latency: time.Since(joinSched.At(int(seq))), class: class,
 				number: tk.Number, ticket: tk.Ticket}
 			if class == load.OK {
 				tickets.add(tk.Ticket)
@@ -190,7 +192,7 @@ func TestChaosSoak(t *testing.T) {
 			if tk != "" {
 				class = target.Status(ctx, tk)
 			}
-			polls[seq] = sent{due: due, latency: time.Since(due), class: class, ticket: tk}
+			polls[seq] = sent{done: true, due: due, latency: time.Since(due), class: class, ticket: tk}
 			return class
 		})
 	})
@@ -255,6 +257,16 @@ func TestChaosSoak(t *testing.T) {
 	wg.Wait()
 	if ctx.Err() != nil {
 		t.Fatalf("the soak did not end in time: %v", ctx.Err())
+	}
+	for i := range joins {
+		if !joins[i].done {
+			joins[i] = sent{due: joinSched.At(i), class: load.ClassDropped}
+		}
+	}
+	for i := range polls {
+		if !polls[i].done {
+			polls[i] = sent{due: pollSched.At(i), class: load.ClassDropped, ticket: "(not sent)"}
+		}
 	}
 
 	inWindow := func(r sent) int {
