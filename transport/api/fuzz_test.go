@@ -17,6 +17,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+	"github.com/aditus-queue/aditus-queue/transport/web"
 )
 
 // The fuzz targets of the HTTP front's parsers of outside input (beside
@@ -211,4 +212,58 @@ func fuzzServer(f *testing.F) (*httptest.Server, map[string]string) {
 		ids[cfg["slug"].(string)] = m.Site.ID
 	}
 	return srv, ids
+}
+
+// FuzzRequestHeaders sends fuzzed Authorization, Accept-Language and Origin
+// headers. Invariants: no 5xx; the admin API lets in the admin token only
+// (no qak_ key exists here); CORS allows only the room's domain; the page
+// speaks German or English.
+func FuzzRequestHeaders(f *testing.F) {
+	srv, _ := fuzzServer(f)
+	for _, s := range [][3]string{
+		{"Bearer " + adminTok, "de", "https://shop.example.com"},
+		{"Bearer " + adminTok + " ", "de;q=nan,en", "https://shop.example.com.evil.example"},
+		{"bearer " + adminTok, "", "null"},
+		{"Bearer qak_x_y", "*", "https://evil.example"},
+		{"Bearer qak__", "de-AT", "http://shop.example.com:8080"},
+		{"Bearer ", "x;q=0", "https://SHOP.example.com"},
+		{"Basic YTpi", "en", ""},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, auth, lang, origin string) {
+		for _, v := range []string{auth, lang, origin} {
+			if strings.IndexFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) >= 0 {
+				return // not a header value: net/http refuses it before any handler
+			}
+		}
+		for _, rt := range []struct{ method, path string }{{"GET", "/api/admin/queue/sites"}, {"GET", "/queue/open"},
+			{"GET", "/queue/open/info"}, {"OPTIONS", "/queue/open/join"}} {
+			req, _ := http.NewRequest(rt.method, srv.URL+rt.path, nil)
+			req.Header.Set("Authorization", auth)
+			req.Header.Set("Accept-Language", lang)
+			req.Header.Set("Origin", origin)
+			res, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", rt.method, rt.path, err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			switch {
+			case res.StatusCode >= 500:
+				t.Fatalf("%s %s (%q, %q, %q): %d %s", rt.method, rt.path, auth, lang, origin, res.StatusCode, b)
+			case strings.HasPrefix(rt.path, "/api/") && (res.StatusCode == http.StatusOK) != (strings.Trim(auth, " \t") == "Bearer "+adminTok):
+				// (HTTP drops the blanks around a header value)
+				t.Fatalf("admin API with Authorization %q: %d", auth, res.StatusCode)
+			case rt.path == "/queue/open" && res.Header.Get("Content-Language") != web.Lang(lang):
+				t.Fatalf("page in %q for Accept-Language %q", res.Header.Get("Content-Language"), lang)
+			}
+			if a := res.Header.Get("Access-Control-Allow-Origin"); a != "" {
+				u, err := url.Parse(a)
+				if err != nil || a != strings.Trim(origin, " \t") || !strings.EqualFold(u.Hostname(), "shop.example.com") {
+					t.Fatalf("CORS allows %q for Origin %q", a, origin)
+				}
+			}
+		}
+	})
 }
