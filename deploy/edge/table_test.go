@@ -60,6 +60,9 @@ type tokens struct {
 type badToken struct {
 	name, raw string
 	ours      bool // only our gates pin the algorithm in the header
+	// seedErrs: the seed's Worker throws on a token that is not base64url
+	// and answers 500 — closed, but not the room.
+	seedErrs bool
 }
 
 func mintTokens(t *testing.T, r room, now time.Time) tokens {
@@ -96,7 +99,7 @@ func mintTokens(t *testing.T, r room, now time.Time) tokens {
 		{name: "alg none with HS256 signature", raw: handmade(map[string]any{"alg": "none", "typ": "JWT"}, claims, secret), ours: true},
 		{name: "RS256 signed", raw: rs256},
 		{name: "RS256 header, HS256 signature", raw: handmade(map[string]any{"alg": "RS256", "typ": "JWT"}, claims, secret), ours: true},
-		{name: "garbage", raw: "not.a.token"},
+		{name: "garbage", raw: "not.a.token", seedErrs: true},
 	}}
 }
 
@@ -195,7 +198,17 @@ func runTable(t *testing.T, base string, r room, up *upstream, fl flavor) {
 	now := time.Now()
 	toks := mintTokens(t, r, now)
 	const page = "/event/42?seat=7&x=a%20b"
-	wantRoom := func(t *testing.T, a answer) {
+	var wantRoom func(t *testing.T, a answer)
+	wantClosed := func(bad badToken) func(t *testing.T, a answer) {
+		return func(t *testing.T, a answer) {
+			t.Helper()
+			if bad.seedErrs && fl == seedWorker && a.status == http.StatusInternalServerError {
+				return
+			}
+			wantRoom(t, a)
+		}
+	}
+	wantRoom = func(t *testing.T, a answer) {
 		t.Helper()
 		want := r.url + "/enter?return=" + url.QueryEscape(base+page)
 		if fl != ours {
@@ -263,12 +276,10 @@ func runTable(t *testing.T, base string, r room, up *upstream, fl flavor) {
 				wantRoom(t, a)
 				return
 			}
-			if a.status != http.StatusFound || a.location != r.url {
-				t.Fatalf("got %d %q, want 302 %q", a.status, a.location, r.url)
-			}
+			wantClosed(bad)(t, a)
 		})
 		t.Run(bad.name+" in the cookie goes to the room", func(t *testing.T) {
-			wantRoom(t, get(t, base, page, "aditus_queue="+bad.raw))
+			wantClosed(bad)(t, get(t, base, page, "aditus_queue="+bad.raw))
 		})
 	}
 
