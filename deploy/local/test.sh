@@ -9,6 +9,7 @@
 #   deploy/local/test.sh            everything
 #   AQ_SKIP_BROWSER=1 …             without the browser tests
 #   AQ_SKIP_KAFKA=1 …               without the Kafka tests
+#   AQ_SKIP_EDGE=1 …                without the edge gates (deploy/edge/test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -22,6 +23,8 @@ if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	command -v node >/dev/null || need_pkgs+=(nodejs npm)
 fi
 command -v nginx >/dev/null || need_pkgs+=(nginx)
+# njs: the edge gate's browser test runs nginx with it.
+[[ -f /usr/lib/nginx/modules/ngx_http_js_module.so ]] || need_pkgs+=(libnginx-mod-http-js)
 if ((${#need_pkgs[@]})); then
 	echo "== installing ${need_pkgs[*]}"
 	if [[ $(id -u) -ne 0 ]]; then
@@ -72,5 +75,9 @@ go test -count=1 -race -timeout 20m ./actors/node/... ./transport/ws/... ./trans
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	echo "== browser tests (headless Chromium)"
 	bash transport/web/e2e/run.sh
+fi
+if [[ -z ${AQ_SKIP_EDGE:-} ]]; then
+	echo "== edge gates (nginx, Caddy, Cloudflare Worker, CloudFront, Go, verify.ts, PyJWT)"
+	deploy/edge/test.sh
 fi
 echo "== all tests passed"
