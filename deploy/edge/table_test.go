@@ -21,6 +21,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/transport/returnurl"
 )
 
 // flavor is how a gate answers: ours, or one of the seed's sketches, which
@@ -216,6 +217,14 @@ func runTable(t *testing.T, base string, r room, up *upstream, fl flavor) {
 		}
 		if a.status != http.StatusFound || a.location != want {
 			t.Fatalf("got %d %q, want 302 %q", a.status, a.location, want)
+		}
+		if fl == ours {
+			// The room follows the return URL only if it passes its check
+			// against the room's domains.
+			loc, _ := url.Parse(a.location)
+			if _, ok := returnurl.Check(loc.Query().Get("return"), []string{"127.0.0.1"}); !ok {
+				t.Fatalf("the room would refuse the return URL of %q", a.location)
+			}
 		}
 	}
 	passed := 0

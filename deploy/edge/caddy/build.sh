@@ -8,8 +8,8 @@ cd "$(dirname "$0")/../../.."
 caddy_version=$(awk '$1 == "github.com/caddyserver/caddy/v2" { print $2; exit }' deploy/edge/caddy/go.mod)
 key=$( {
 	echo "$caddy_version $(go env GOVERSION)"
-	cat deploy/edge/caddy/go.mod deploy/edge/caddy/go.sum deploy/edge/caddy/*.go go.mod go.sum \
-		transport/gate/*.go actors/token/*.go transport/returnurl/*.go
+	ls deploy/edge/caddy/*.go transport/gate/*.go actors/token/*.go transport/returnurl/*.go |
+		grep -v '_test\.go$' | xargs cat deploy/edge/caddy/go.mod deploy/edge/caddy/go.sum go.mod go.sum
 } | sha256sum | cut -c1-16)
 cache=${AQ_CACHE_DIR:-$HOME/.cache/aditus-queue}/caddy
 bin=$cache/caddy-$key

@@ -129,7 +129,7 @@ function gate(r) {
     r.internalRedirect(v.aditus_queue_pass || '@shop');
     return;
   }
-  const origin = v.aditus_queue_origin || v.scheme + '://' + r.headersIn.Host;
+  const origin = v.aditus_queue_origin || v.scheme + '://' + (r.headersIn.Host || v.host);
   redirect(r, room.replace(/\/$/, '') + '/enter?return=' + encodeURIComponent(origin + withoutToken(uri)));
 }
 
