@@ -26,6 +26,7 @@ fi
 mkdir -p "$cache"
 echo "== building Caddy $caddy_version with the aditus_queue module (cached afterwards)" >&2
 tmp=$(mktemp "$cache/build.XXXXXX")
+trap 'rm -f "$tmp"' EXIT
 # The module and the gate come from this checkout: a proxy that answers
 # "forbidden" rather than "not found" for their paths must not stop the
 # build, so a failed look-up falls through to "off" (use the replacement).
