@@ -211,6 +211,7 @@ func seedSketch(t *testing.T, name string, r room, dir string) string {
 	}
 	s := strings.ReplaceAll(string(b), "<slug>", r.slug)
 	s = strings.ReplaceAll(s, "https://developers.aditus.com", strings.TrimSuffix(r.url, "/queue/"+r.slug))
+	s = strings.ReplaceAll(s, "<ADITUS_QUEUE_SECRET>", r.secret)
 	p := filepath.Join(dir, name)
 	write(t, p, s)
 	return p
@@ -313,6 +314,17 @@ func TestCloudFront(t *testing.T) {
 	up, upURL := startUpstream(t, r)
 	base := startNode(t, r, "cloudfront/serve.mjs", "ORIGIN="+upURL)
 	runTable(t, base, r, up, ours)
+}
+
+// TestCloudFrontSeedSketch runs the seed's own Lambda@Edge sketch against
+// our tokens (its secret is written into the file, as the sketch says).
+func TestCloudFrontSeedSketch(t *testing.T) {
+	needRuntimes(t)
+	r := newRoom("cloudfront-seed")
+	up, upURL := startUpstream(t, r)
+	js := seedSketch(t, "cloudfront.js", r, t.TempDir())
+	base := startNode(t, r, "cloudfront/serve.mjs", "ORIGIN="+upURL, "HANDLER="+js)
+	runTable(t, base, r, up, seedWorker)
 }
 
 var _ http.Handler = (*upstream)(nil)

@@ -7,6 +7,7 @@
 //
 //   ADITUS_QUEUE_SLUG, ADITUS_QUEUE_SECRET, ADITUS_QUEUE_ROOM  the config
 //   ORIGIN  the shop, http://127.0.0.1:<port>
+//   HANDLER optional: another handler module to call (the seed's sketch)
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -15,7 +16,9 @@ const require = createRequire(import.meta.url);
 const { makeHandler } = require('./index.js');
 const fixture = fs.readFileSync(new URL('./fixtures/viewer-request.json', import.meta.url), 'utf8');
 const env = process.env;
-const handler = makeHandler({ slug: env.ADITUS_QUEUE_SLUG, secret: env.ADITUS_QUEUE_SECRET, room: env.ADITUS_QUEUE_ROOM });
+const handler = env.HANDLER
+  ? require(env.HANDLER).handler
+  : makeHandler({ slug: env.ADITUS_QUEUE_SLUG, secret: env.ADITUS_QUEUE_SECRET, room: env.ADITUS_QUEUE_ROOM });
 
 function event(req) {
   const e = JSON.parse(fixture);
