@@ -23,6 +23,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/dashboard"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
@@ -220,8 +221,12 @@ func serve(ctx context.Context, c *serveConfig) error {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	hub := ws.NewHub(n.Views, logger, time.Now)
+	console, err := dashboard.New(dashboard.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
+	if err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register},
+		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register, console.Register},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds}})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := make(chan error, 2)
