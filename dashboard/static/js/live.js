@@ -83,7 +83,8 @@ export class LiveSocket {
   }
 }
 
-function gauge(key) {
+// gauge is one figure of a live view: its value, a bar and a line below.
+export function gauge(key) {
   const value = h('div', { class: 'gauge-value', 'data-gauge': key });
   const fill = h('div', { class: 'bar-fill' });
   const sub = h('div', { class: 'gauge-sub' });
