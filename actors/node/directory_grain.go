@@ -92,16 +92,8 @@ func (g *directoryGrain) activate() {
 }
 
 func (g *directoryGrain) handle(ctx actor.Context, req *wire.Request) {
-	if g.dead {
-		ctx.Respond(errResponse(ErrSuperseded))
+	if !serving(ctx, g.dead, &g.ready, g.activate) {
 		return
-	}
-	if !g.ready {
-		g.activate()
-		if !g.ready {
-			ctx.Respond(errResponse(persistence.ErrUnavailable))
-			return
-		}
 	}
 	var e DirectoryEntry
 	if !decode(ctx, req, &e) {

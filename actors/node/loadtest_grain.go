@@ -203,16 +203,8 @@ func (g *loadTestGrain) startTicker() {
 }
 
 func (g *loadTestGrain) handle(ctx actor.Context, req *wire.Request) {
-	if g.dead {
-		ctx.Respond(errResponse(ErrSuperseded))
+	if !serving(ctx, g.dead, &g.ready, g.activate) {
 		return
-	}
-	if !g.ready {
-		g.activate()
-		if !g.ready {
-			ctx.Respond(errResponse(persistence.ErrUnavailable))
-			return
-		}
 	}
 	var r LoadTestRequest
 	if !decode(ctx, req, &r) {
@@ -262,6 +254,24 @@ func (g *loadTestGrain) handle(ctx actor.Context, req *wire.Request) {
 	default:
 		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
 	}
+}
+
+// serving reports whether a grain that writes synchronously can serve a
+// request, activating it first when it is not ready; otherwise it answers
+// the request itself (superseded, or the log unavailable).
+func serving(ctx actor.Context, dead bool, ready *bool, activate func()) bool {
+	if dead {
+		ctx.Respond(errResponse(ErrSuperseded))
+		return false
+	}
+	if !*ready {
+		activate()
+		if !*ready {
+			ctx.Respond(errResponse(persistence.ErrUnavailable))
+			return false
+		}
+	}
+	return true
 }
 
 // view is run with the figures of the seconds after since, those not yet
