@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,42 +18,61 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
-// ltServer is one node with its HTTP front on 127.0.0.1:0 over the
-// embedded log in dir; the load-test runner sends its requests to that
-// front, as it would to a node's public URL.
+// ltServer is one node with its HTTP front on 127.0.0.1:0; the load-test
+// runner sends its requests to that front, as it would to a node's public
+// URL. hits counts the visitor requests the front answered.
 type ltServer struct {
 	*env
-	node *node.Node
-	log  *filelog.Log
-	hs   *httptest.Server
+	node  *node.Node
+	close func()
+	hs    *httptest.Server
+	hits  *atomic.Int64
 }
 
+// startLTServer starts a node alone over the embedded log in dir.
 func startLTServer(t *testing.T, dir string, lt node.LoadTestDeps) *ltServer {
 	t.Helper()
 	l, err := filelog.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := startLTNode(t, l, "", nil, lt)
+	s.close = func() { l.Close() }
+	return s
+}
+
+// startLTNode starts a member on l; health and peers place it in a cluster
+// of several members (empty: a cluster of its own).
+func startLTNode(t *testing.T, l persistence.Log, health string, peers []string, lt node.LoadTestDeps) *ltServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lt.BaseURL = "http://" + ln.Addr().String()
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: l, Sealer: sealer, Hash: sha, Logger: testLogger(),
-		LoadTests: lt}})
+	n, err := node.Start(node.Config{Member: true, HealthAddr: health, Peers: peers, Deps: node.Deps{Log: l, Sealer: sealer,
+		Hash: sha, Logger: testLogger(), LoadTests: lt}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := New(Config{Node: n, PublicURL: lt.BaseURL, AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: prometheus.NewRegistry()})
-	hs := httptest.NewUnstartedServer(s.Handler())
+	hits := &atomic.Int64{}
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/queue/") {
+			hits.Add(1)
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.Start()
-	ls := &ltServer{env: &env{t: t, srv: hs}, node: n, log: l, hs: hs}
+	ls := &ltServer{env: &env{t: t, srv: hs}, node: n, close: func() {}, hs: hs, hits: hits}
 	t.Cleanup(ls.stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -70,7 +90,14 @@ func (s *ltServer) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.node.Stop(ctx)
-	s.log.Close()
+	s.close()
+	s.node = nil
+}
+
+// kill drops the node as a crash does.
+func (s *ltServer) kill() {
+	s.hs.Close()
+	s.node.Kill()
 	s.node = nil
 }
 
@@ -433,5 +460,44 @@ func TestScheduledRunFiresAndIsFlagged(t *testing.T) {
 	}
 	if fired["regression"] != true || !strings.Contains(fmt.Sprint(fired["regressionFigures"]), "errorRate") {
 		t.Fatalf("scheduled run against a paused room not flagged: %v", fired)
+	}
+}
+
+// TestLoadTestsSurviveFailOver kills the member running a load test: the
+// other member takes the load-test grain over from the shared log, marks
+// the run interrupted with the seconds recorded, and keeps the schedules.
+func TestLoadTestsSurviveFailOver(t *testing.T) {
+	if raceDetector {
+		t.Skip("two members in one process: protoactor's cluster races with itself under the race detector")
+	}
+	l := memlog.New()
+	peers := []string{freeAddr(t), freeAddr(t)}
+	a := startLTNode(t, l, peers[0], peers, node.LoadTestDeps{FlushSeconds: 1})
+	b := startLTNode(t, l, peers[1], peers, node.LoadTestDeps{FlushSeconds: 1})
+	// Each member polls the other's health once a TTL; after three both
+	// place grains alike.
+	time.Sleep(3 * time.Second)
+	room := a.createTestRoom("failover-room", true)
+	if st, m, _ := a.do("POST", "/api/admin/queue/schedules", adminTok, map[string]any{"cron": "0 3 * * *", "siteId": room,
+		"profile": "status", "ratePerSecond": 10, "durationSeconds": 5}); st != http.StatusCreated {
+		t.Fatalf("schedule: %d %v", st, m)
+	}
+	_, run, _ := a.do("POST", "/api/admin/queue/loadtests", adminTok,
+		map[string]any{"siteId": room, "profile": "join", "ratePerSecond": 20, "durationSeconds": 60})
+	id := run["id"].(string)
+	a.waitRun(id, func(m map[string]any) bool { return len(m["series"].([]any)) >= 2 })
+
+	host, other := a, b
+	if b.hits.Load() > a.hits.Load() {
+		host, other = b, a
+	}
+	host.kill()
+	got := other.waitRun(id, ended)
+	if got["state"] != "interrupted" || len(got["series"].([]any)) < 2 {
+		t.Fatalf("run after the fail-over: %v", got)
+	}
+	_, list, _ := other.do("GET", "/api/admin/queue/schedules", adminTok, nil)
+	if n := len(list["schedules"].([]any)); n != 1 {
+		t.Fatalf("schedules after the fail-over: %v", list)
 	}
 }
