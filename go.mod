@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/Workiva/go-datastructures v1.1.3 // indirect
+	github.com/adhocore/gronx v1.20.4 // indirect
 	github.com/asynkron/gofun v0.0.0-20220329210725-34fed760f4c2 // indirect
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

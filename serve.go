@@ -20,7 +20,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/dashboard"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
@@ -38,6 +41,7 @@ type serveConfig struct {
 	LogFormat, LogLevel, MasterKey, PprofAddr                      string
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
+	LoadTestMaxRate, LoadTestMaxSeconds                            int
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -79,6 +83,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
 	str(&c.ClusterHealth, "cluster-health", "", "host:port of this member's cluster health endpoint (default: cluster-host, any port)")
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
+	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
+	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -107,6 +113,12 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json")
+	}
+	if c.LoadTestMaxRate < 1 || c.LoadTestMaxRate > load.MaxRate {
+		return nil, fmt.Errorf("--loadtest-max-rate must be 1–%d", load.MaxRate)
+	}
+	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
+		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
 	}
 	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
 		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
@@ -202,14 +214,20 @@ func serve(ctx context.Context, c *serveConfig) error {
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
 		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
-		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg)},
+		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg),
+			LoadTests: node.LoadTestDeps{BaseURL: strings.TrimRight(c.PublicURL, "/")}},
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	hub := ws.NewHub(n.Views, logger, time.Now)
+	console, err := dashboard.New(dashboard.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
+	if err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register}})
+		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register, console.Register},
+		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds}})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- httpSrv.Serve(ln) }()

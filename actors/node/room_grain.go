@@ -39,6 +39,7 @@ type Deps struct {
 	// WriteTimeout bounds one append with its read-back.
 	WriteTimeout time.Duration
 	Metrics      *Metrics
+	LoadTests    LoadTestDeps
 }
 
 const (

@@ -47,6 +47,7 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	g.PATCH("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeUpdate))
 	g.DELETE("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeDelete))
 	g.GET("/sites/:id/audit", s.adminOnly(s.handleAudit))
+	s.registerLoadTests(g, e)
 	g.Any("/*", func(c echo.Context) error {
 		if p := c.Get(principalKey).(principal); !p.admin {
 			return errForbidden

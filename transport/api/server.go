@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
@@ -36,6 +37,9 @@ type Config struct {
 	Hash func(string) []byte
 	// Extra lets other parts (dashboard, ws) add routes.
 	Extra []func(e *echo.Echo)
+	// LoadTestLimits bound the load tests an operator may start (zero:
+	// loadtest.DefaultLimits).
+	LoadTestLimits loadtest.Limits
 }
 
 // Server is the HTTP front of one node.
@@ -52,7 +56,8 @@ type Server struct {
 	hash    func(string) []byte
 	known   knownRooms
 	// prefixes caches the encoded start of each room's answers.
-	prefixes answerPrefixes
+	prefixes       answerPrefixes
+	loadTestLimits loadtest.Limits
 }
 
 // New builds the server and registers every route.
@@ -62,6 +67,9 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
 		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash}
+	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
+		s.loadTestLimits = loadtest.DefaultLimits
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

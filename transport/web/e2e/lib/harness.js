@@ -62,6 +62,8 @@ export const buildServer = () => build('aditus-queue', repoRoot);
 class Proc {
   constructor(name, cmd, args) {
     this.name = name;
+    this.cmd = cmd;
+    this.args = args;
     this.output = [];
     this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -166,6 +168,14 @@ export class Queue {
 
   async stop() {
     await Promise.all(this.procs.map((p) => p.stop()));
+  }
+
+  // restart stops the server and starts it again on the same address and
+  // data directory (what an operator sees as a server restart).
+  async restart() {
+    await this.stop();
+    this.procs = this.procs.map((p) => new Proc(p.name, p.cmd, p.args));
+    await waitHealthy(`${this.base}/queue/healthz`, this.procs);
   }
 
   log() {
