@@ -42,6 +42,7 @@ const (
 	opResolve     = "resolve"
 	opList        = "list"
 	opHealthCheck = "health-check"
+	opRateLog     = "rate-log"
 )
 
 // Error codes carried in wire.Response.Code, translated to HTTP once, in

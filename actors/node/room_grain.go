@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
@@ -40,6 +41,12 @@ type Deps struct {
 	WriteTimeout time.Duration
 	Metrics      *Metrics
 	LoadTests    LoadTestDeps
+	// Health fetches the shops' health URLs for the self-regulating rate;
+	// nil turns polling off.
+	Health health.Fetcher
+	// HealthInterval, when set, replaces every room's intervalSeconds
+	// (tests only: the public configuration allows 5 s at least).
+	HealthInterval time.Duration
 }
 
 const (
@@ -131,6 +138,9 @@ type roomGrain struct {
 	abandoning bool
 
 	stopTick chan struct{}
+
+	// poll schedules the self-regulating rate's health checks.
+	poll poller
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -158,6 +168,8 @@ func (g *roomGrain) Receive(ctx actor.Context) {
 		}
 	case *tick:
 		g.onTick()
+	case *healthDone:
+		g.onHealthDone(m)
 	case *actor.Stopping:
 		g.shutdown()
 	}
@@ -305,6 +317,16 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			g.respond(ctx, okResponse(g.codeInfos()))
 		default:
 			g.respond(ctx, okResponse(g.st.Audit))
+		}
+	case opHealthCheck, opRateLog:
+		var r AdminRequest
+		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
+			return
+		}
+		if req.Op == opRateLog {
+			g.respond(ctx, okResponse(g.rateLog()))
+		} else {
+			g.startHealthTest(ctx, &r)
 		}
 	default:
 		g.handleWrite(ctx, req, now)
@@ -644,6 +666,7 @@ func (g *roomGrain) supersede() {
 		}
 	}
 	g.waiters = nil
+	g.poll.stop()
 	g.sys.Root.Poison(g.self)
 }
 
@@ -678,6 +701,7 @@ func (g *roomGrain) onTick() {
 	if !g.snapshotting && g.sinceSnap > 0 && (g.sinceSnap >= snapshotEvery || now.Sub(g.snapshotAt) >= snapshotInterval) {
 		g.saveSnapshot()
 	}
+	g.pollHealth(now)
 	for k, s := range g.subs {
 		if now.After(s.expires) {
 			delete(g.subs, k)
@@ -774,6 +798,7 @@ func (g *roomGrain) shutdown() {
 		close(g.stopTick)
 		g.stopTick = nil
 	}
+	g.poll.stop()
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}

@@ -48,6 +48,8 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	g.DELETE("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeDelete))
 	g.GET("/sites/:id/audit", s.adminOnly(s.handleAudit))
 	s.registerLoadTests(g, e)
+	g.POST("/sites/:id/health-check/test", s.handleHealthTest)
+	g.GET("/sites/:id/rate-log", s.handleRateLog)
 	g.Any("/*", func(c echo.Context) error {
 		if p := c.Get(principalKey).(principal); !p.admin {
 			return errForbidden
@@ -200,6 +202,9 @@ func (s *Server) handleSiteCreate(c echo.Context) error {
 	if err := bind(c, &cfg); err != nil {
 		return err
 	}
+	if err := s.checkHealthURL(c.Request().Context(), &cfg, ""); err != nil {
+		return err
+	}
 	res, err := s.client.Create(c.Request().Context(), cfg, "admin")
 	if err != nil {
 		return err
@@ -231,6 +236,13 @@ func (s *Server) handleSiteUpdate(c echo.Context) error {
 	}
 	var cfg room.Config
 	if err := bind(c, &cfg); err != nil {
+		return err
+	}
+	cur, err := s.getSite(c.Request().Context(), id, p)
+	if err != nil {
+		return err
+	}
+	if err := s.checkHealthURL(c.Request().Context(), &cfg, cur.Config.AutoRate.HealthURL); err != nil {
 		return err
 	}
 	req := p.request()

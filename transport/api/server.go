@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
@@ -40,6 +41,9 @@ type Config struct {
 	// LoadTestLimits bound the load tests an operator may start (zero:
 	// loadtest.DefaultLimits).
 	LoadTestLimits loadtest.Limits
+	// HealthGuard checks health URLs before they are stored; nil refuses
+	// every non-public address.
+	HealthGuard *health.Guard
 }
 
 // Server is the HTTP front of one node.
@@ -58,6 +62,7 @@ type Server struct {
 	// prefixes caches the encoded start of each room's answers.
 	prefixes       answerPrefixes
 	loadTestLimits loadtest.Limits
+	healthGuard    *health.Guard
 }
 
 // New builds the server and registers every route.
@@ -66,9 +71,12 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
-		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash}
+		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard}
 	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
 		s.loadTestLimits = loadtest.DefaultLimits
+	}
+	if s.healthGuard == nil {
+		s.healthGuard = &health.Guard{}
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
