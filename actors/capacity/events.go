@@ -30,6 +30,9 @@ type Event struct {
 	// Left are the waiters who stopped checking (expired).
 	Left     []string  `json:"left,omitempty"`
 	Settings *Settings `json:"settings,omitempty"`
+	// KeySealed is the room's cookie key, sealed under the master key
+	// (keyed).
+	KeySealed []byte `json:"keySealed,omitempty"`
 }
 
 // Event types.
@@ -40,6 +43,7 @@ const (
 	TypeAdmitted   = "admitted"
 	TypeReleased   = "released"
 	TypeExpired    = "expired"
+	TypeKeyed      = "keyed"
 )
 
 // Encode returns the event's log encoding.

@@ -19,6 +19,7 @@ func TestGolden(t *testing.T) {
 		{Type: TypeQueued, Epoch: 7, At: at, ID: "q7d2"},
 		{Type: TypeAdmitted, Epoch: 7, At: at, ID: "q7d2", Until: at + int64(5*time.Minute)},
 		{Type: TypeReleased, Epoch: 7, At: at, ID: "q7d2"},
+		{Type: TypeKeyed, Epoch: 7, At: at, KeySealed: []byte("sealed cookie key")},
 		{Type: TypeExpired, Epoch: 7, At: at, IDs: []string{"a1", "b2"}, Left: []string{"c3"}},
 	}
 	var buf bytes.Buffer

@@ -72,6 +72,8 @@ type Table struct {
 	Inside map[string]int64 `json:"inside"`
 	// Line is the waiting visitors in arrival order.
 	Line []string `json:"line"`
+	// KeySealed is the key of the visitors' cookies, sealed.
+	KeySealed []byte `json:"keySealed,omitempty"`
 
 	// seen is when each waiter last checked. Not in the log: it starts
 	// afresh (at the recovery time) on activation, so a restart costs no
@@ -257,6 +259,8 @@ func (t *Table) apply(e Event) {
 	switch e.Type {
 	case TypeConfigured:
 		t.Settings = *e.Settings
+	case TypeKeyed:
+		t.KeySealed = e.KeySealed
 	case TypeQueued:
 		if _, ok := t.queued[e.ID]; !ok {
 			t.Line = append(t.Line, e.ID)
