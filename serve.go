@@ -38,6 +38,7 @@ type serveConfig struct {
 	LogFormat, LogLevel, MasterKey, PprofAddr                      string
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
+	ProxyConfig, ProxyAddr                                         string
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -79,6 +80,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
 	str(&c.ClusterHealth, "cluster-health", "", "host:port of this member's cluster health endpoint (default: cluster-host, any port)")
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
+	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
+	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -199,6 +202,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if c.LogLevel != "debug" {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
 	}
+	errc0 := make(chan error, 3)
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
 		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
@@ -207,11 +211,19 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
+	if c.ProxyConfig != "" {
+		stopProxy, err := startProxy(c.ProxyConfig, c.ProxyAddr, n, sealer, logger, errc0)
+		if err != nil {
+			n.Stop(context.Background())
+			return err
+		}
+		defer stopProxy()
+	}
 	hub := ws.NewHub(n.Views, logger, time.Now)
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
 		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register}})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 2)
+	errc := errc0
 	go func() { errc <- httpSrv.Serve(ln) }()
 	if pprofLn != nil {
 		defer servePprof(pprofLn, errc)()
