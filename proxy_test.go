@@ -399,3 +399,128 @@ host "release.test" {
 		t.Fatalf("c's old cookie after release: %d, want waiting", st)
 	}
 }
+
+// TestProxyClusterSharesOneLine runs one member and two proxy front nodes:
+// both proxies share the room's slots, its line and its cookie key. Then it
+// stops the member behind the running proxies: on_store_error = "admit"
+// lets new visitors through, "wait" keeps them on the page with "…", and
+// visitors already inside keep going on their cookies alone.
+func TestProxyClusterSharesOneLine(t *testing.T) {
+	s := newShop(t)
+	dir := t.TempDir()
+	key := strings.Repeat("ab", 32)
+	health := freeAddr(t)
+	member := startProc(t, "serve", "--roles", "actor", "--addr", freeAddr(t), "--data-dir", filepath.Join(dir, "member"),
+		"--admin-token", "cluster-admin", "--master-key", key, "--cluster-health", health, "--peers", health)
+	src := fmt.Sprintf(`
+host "wait.test" {
+  location "/" {
+    upstream "%[1]s" {}
+    waiting_room {
+      active         = 2
+      on_store_error = "wait"
+      refresh        = "2s"
+    }
+  }
+}
+host "admit.test" {
+  location "/" {
+    upstream "%[1]s" {}
+    waiting_room {
+      active         = 1
+      on_store_error = "admit"
+    }
+  }
+}
+`, s.addr())
+	_, p1 := startProxyProc(t, filepath.Join(dir), src, "--peers", health, "--master-key", key)
+	_, p2 := startProxyProc(t, filepath.Join(dir), src, "--peers", health, "--master-key", key)
+
+	var cookies []string
+	for i, tc := range []struct {
+		base   string
+		status int
+		body   string
+	}{
+		{p1, 200, ""}, {p2, 200, ""},
+		{p1, 503, `id="position">1<`}, {p2, 503, `id="position">2<`},
+	} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			st, body, h := raw(t, tc.base, "wait.test", "/", "")
+			if st == tc.status && strings.Contains(body, tc.body) && (st == 200 || strings.Contains(body, `id="waiting">`+fmt.Sprint(i-1)+`<`)) {
+				n, v := cookieOf(t, h)
+				cookies = append(cookies, n+"="+v)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("visitor %d: %d %q", i, st, body)
+			}
+			time.Sleep(200 * time.Millisecond) // the member may still be starting
+		}
+	}
+	// One key: a visitor let in by one proxy is inside on the other.
+	if st, _, _ := raw(t, p2, "wait.test", "/", cookies[0]); st != 200 {
+		t.Fatalf("visitor of proxy 1 on proxy 2: %d", st)
+	}
+	// Both proxies know admit.test's key before the store goes.
+	for _, p := range []string{p1, p2} {
+		if st, _, _ := raw(t, p, "admit.test", "/", ""); st != 200 && st != 503 {
+			t.Fatalf("admit.test: %d", st)
+		}
+	}
+
+	member.stop()
+	time.Sleep(500 * time.Millisecond)
+	st, body, _ := raw(t, p1, "wait.test", "/", "")
+	if st != 503 || !strings.Contains(body, `id="position">…<`) || !strings.Contains(body, `id="waiting">…<`) {
+		t.Fatalf("wait with the store down: %d %q", st, body)
+	}
+	if st, body, _ := raw(t, p2, "admit.test", "/", ""); st != 200 || !strings.Contains(body, "shop page") {
+		t.Fatalf("admit with the store down: %d %q", st, body)
+	}
+	if st, _, _ := raw(t, p1, "wait.test", "/", cookies[1]); st != 200 {
+		t.Fatalf("a visitor inside, with the store down: %d", st)
+	}
+}
+
+// TestProxySeedExamples runs every configuration example of seed 004 as
+// written, with only the upstream address (and the files it names) moved
+// to the test's.
+func TestProxySeedExamples(t *testing.T) {
+	s := newShop(t)
+	for _, tc := range []struct {
+		file string
+		path string
+		want string
+		room bool
+	}{
+		{"seed004_basic.hcl", "/", "shop page /", true},
+		{"seed004_page.hcl", "/", "shop page /", true},
+		{"seed004_page.hcl", "/waiting/style.css", "body{color:#123}", false},
+		{"seed004_rule.hcl", "/checkout/cart", "shop page /checkout/cart", true},
+		{"seed004_rule.hcl", "/products", "shop page /products", false},
+	} {
+		t.Run(tc.file+tc.path, func(t *testing.T) {
+			dir := t.TempDir()
+			b, err := os.ReadFile(filepath.Join("transport", "proxy", "testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := strings.ReplaceAll(string(b), "shop:3000", s.addr())
+			src = strings.ReplaceAll(src, "/etc/proksi/waiting.html", filepath.Join(dir, "waiting.html"))
+			src = strings.ReplaceAll(src, "/srv/waiting", filepath.Join(dir, "static"))
+			_ = os.MkdirAll(filepath.Join(dir, "static"), 0o755)
+			_ = os.WriteFile(filepath.Join(dir, "static", "style.css"), []byte("body{color:#123}"), 0o644)
+			_ = os.WriteFile(filepath.Join(dir, "waiting.html"), []byte("<p>{position} of {waiting}</p>"), 0o644)
+			_, base := startProxyProc(t, dir, src)
+			st, body, h := raw(t, base, "shop.example.com", tc.path, "")
+			if st != 200 || body != tc.want {
+				t.Fatalf("GET %s: %d %q, want %q", tc.path, st, body, tc.want)
+			}
+			if got := h.Get("Set-Cookie") != ""; got != tc.room {
+				t.Fatalf("GET %s: room cookie set %v, want %v", tc.path, got, tc.room)
+			}
+		})
+	}
+}
