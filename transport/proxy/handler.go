@@ -30,6 +30,15 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
+// UpstreamTransport is the default transport to upstreams: the standard
+// one, keeping enough idle connections per upstream for a busy proxy (the
+// standard two would open a connection for most requests under load).
+func UpstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 1024, 256
+	return t
+}
+
 // Handler is the reverse proxy. Close stops its renewal batches.
 type Handler struct {
 	hosts map[string][]*route
@@ -70,7 +79,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 		o.Logger = slog.Default()
 	}
 	if o.Transport == nil {
-		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		o.Transport = UpstreamTransport()
 	}
 	h := &Handler{hosts: map[string][]*route{}, log: o.Logger, stop: make(chan struct{})}
 	gates := map[string]*gate{}
