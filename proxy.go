@@ -107,7 +107,7 @@ func runProxy(ctx context.Context, c *serveConfig) error {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	errc := make(chan error, 1)
-	stop, err := startProxy(c.ProxyConfig, c.ProxyAddr, n, sealer, logger, errc)
+	stop, err := startProxy(c.ProxyConfig, c.ProxyAddr, c.PublicURL, n, sealer, logger, errc)
 	if err != nil {
 		n.Stop(context.Background())
 		return err
@@ -128,9 +128,10 @@ func runProxy(ctx context.Context, c *serveConfig) error {
 }
 
 // startProxy loads the configuration and serves the reverse proxy on addr
-// in front of node n's capacity grains. A failure of the listener is sent
+// in front of node n's capacity grains; blocks naming a rate room send
+// visitors to its page under publicURL. A failure of the listener is sent
 // on errc; stop shuts the proxy down gracefully.
-func startProxy(path, addr string, n *node.Node, sealer *seal.Sealer, logger *slog.Logger, errc chan<- error) (stop func(), err error) {
+func startProxy(path, addr, publicURL string, n *node.Node, sealer *seal.Sealer, logger *slog.Logger, errc chan<- error) (stop func(), err error) {
 	cfg, err := proxy.Load(path)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,8 @@ func startProxy(path, addr string, n *node.Node, sealer *seal.Sealer, logger *sl
 	if err != nil {
 		return nil, fmt.Errorf("proxy: listen on %s: %w", addr, err)
 	}
-	h, err := proxy.New(cfg, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: sealer}, Logger: logger})
+	h, err := proxy.New(cfg, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: sealer}, Logger: logger,
+		RateRooms: proxy.ClusterRateRooms{Views: n.Views}, PublicURL: publicURL})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/token"
 )
 
 // These tests run `aditus-queue proxy` (and `serve` members) as real
@@ -522,5 +525,72 @@ func TestProxySeedExamples(t *testing.T) {
 				t.Fatalf("GET %s: room cookie set %v, want %v", tc.path, got, tc.room)
 			}
 		})
+	}
+}
+
+// TestServeProxyEnforcesRateRoom runs `serve --proxy-config` with a block
+// naming a rate room: the proxy sends visitors without a token to the
+// room's gateway link, turns a returning visitor's token into a cookie, and
+// lets the cookie through; a token signed with another secret is refused.
+func TestServeProxyEnforcesRateRoom(t *testing.T) {
+	s := newShop(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "proxy.hcl")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
+host "shop.test" {
+  location "/" {
+    upstream "%s" {}
+    waiting_room {
+      room           = "launch"
+      on_store_error = "wait"
+    }
+  }
+}
+`, s.addr())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const admin = "rate-proxy-admin"
+	paddr := freeAddr(t)
+	srv := startServer(t, filepath.Join(dir, "data"), freeAddr(t), "--admin-token", admin, "--proxy-config", cfg, "--proxy-addr", paddr)
+	st, created := srv.call("POST", "/api/admin/queue/sites", admin, map[string]any{
+		"slug": "launch", "name": "Launch", "targetUrl": "http://shop.test/", "ratePerMinute": 60, "active": true})
+	if st != 201 {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	secret := []byte(created["secret"].(string))
+	base := "http://" + paddr
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 20 * time.Second}
+	get := func(path, cookie string) *http.Response {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Host = "shop.test"
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	res := get("/tickets?x=1", "")
+	want := srv.base + "/queue/launch/enter?return=" + url.QueryEscape("http://shop.test/tickets?x=1")
+	if res.StatusCode != 302 || res.Header.Get("Location") != want {
+		t.Fatalf("without a token: %d %q, want 302 to %q", res.StatusCode, res.Header.Get("Location"), want)
+	}
+	tok, _, err := token.Mint(secret, "launch", 1, false, time.Now(), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = get("/tickets?aditus_queue_token="+tok, "")
+	if res.StatusCode != 302 || res.Header.Get("Location") != "/tickets" || !strings.Contains(res.Header.Get("Set-Cookie"), tok) {
+		t.Fatalf("returning with a token: %d %v", res.StatusCode, res.Header)
+	}
+	if res := get("/tickets", "aditus_queue="+tok); res.StatusCode != 200 {
+		t.Fatalf("with the token cookie: %d", res.StatusCode)
+	}
+	forged, _, _ := token.Mint([]byte("another secret of the same length!!"), "launch", 1, false, time.Now(), 10*time.Minute)
+	if res := get("/tickets", "aditus_queue="+forged); res.StatusCode != 302 {
+		t.Fatalf("forged token: %d, want a redirect to the room", res.StatusCode)
 	}
 }

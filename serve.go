@@ -212,7 +212,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	if c.ProxyConfig != "" {
-		stopProxy, err := startProxy(c.ProxyConfig, c.ProxyAddr, n, sealer, logger, errc0)
+		stopProxy, err := startProxy(c.ProxyConfig, c.ProxyAddr, strings.TrimRight(c.PublicURL, "/"), n, sealer, logger, errc0)
 		if err != nil {
 			n.Stop(context.Background())
 			return err

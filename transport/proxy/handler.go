@@ -2,8 +2,7 @@ package proxy
 
 import (
 	"context"
-	"errors"
-	"log/slog"
+		"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -25,9 +24,13 @@ type Options struct {
 	Store  Store
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Transport carries requests to the upstreams (default: a clone of
-	// http.DefaultTransport).
+	// Transport carries requests to the upstreams (default:
+	// UpstreamTransport).
 	Transport http.RoundTripper
+	// RateRooms and PublicURL (the queue's, where visitors wait) are
+	// needed by blocks naming a rate room.
+	RateRooms RateRooms
+	PublicURL string
 }
 
 // UpstreamTransport is the default transport to upstreams: the standard
@@ -58,6 +61,7 @@ type route struct {
 type roomRoute struct {
 	prefixes []string
 	gate     *gate
+	rate     *rateGate
 }
 
 // admittedKey carries the visitors a request was admitted as, for the
@@ -88,7 +92,12 @@ func New(cfg *Config, o Options) (*Handler, error) {
 			rt := &route{loc: loc}
 			for _, rr := range loc.Rooms {
 				if rr.Room.RateRoom != "" {
-					return nil, errors.New("waiting_room " + rr.Room.Name + ": rate rooms (room = \"" + rr.Room.RateRoom + "\") are not enforced by this proxy yet")
+					rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, o.Logger)
+					if err != nil {
+						return nil, err
+					}
+					rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, rate: rg})
+					continue
 				}
 				key := rr.Room.Host + "\x00" + rr.Room.Name
 				g, ok := gates[key]
@@ -181,6 +190,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var admitted []admission
 	for _, rr := range rt.rooms {
 		if !matchPrefix(rr.prefixes, path) {
+			continue
+		}
+		if rr.rate != nil {
+			var pass bool
+			if r, pass = rr.rate.admit(w, r); !pass {
+				return
+			}
 			continue
 		}
 		v, ok, pass := rr.gate.admit(w, r)
