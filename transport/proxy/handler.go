@@ -2,7 +2,7 @@ package proxy
 
 import (
 	"context"
-		"log/slog"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
