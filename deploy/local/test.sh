@@ -17,6 +17,11 @@ need_pkgs=()
 command -v jq >/dev/null || need_pkgs+=(jq)
 command -v curl >/dev/null || need_pkgs+=(curl)
 command -v mvn >/dev/null || need_pkgs+=(maven)
+# The capacity rooms' proxy and rule, under -race (their process tests
+# with real upstreams, members and proxies run in the main package above).
+echo "== capacity proxy -race"
+go test -count=1 -race -timeout 10m ./transport/proxy/... ./actors/capacity/...
+
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	[[ -x /usr/bin/chromium ]] || need_pkgs+=(chromium)
 	command -v node >/dev/null || need_pkgs+=(nodejs npm)
