@@ -22,6 +22,15 @@ import (
 // embedded log (or Kafka) as a member of its own; with --peers it joins the
 // cluster as a front node.
 func parseProxyFlags(args []string, getenv func(string) string) (*serveConfig, error) {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fmt.Fprintln(os.Stderr, "usage: aditus-queue proxy --config FILE [--addr :8080] [serve's log and cluster flags]\n\n"+
+				"Without --peers the proxy runs alone on the embedded log in --data-dir; with --peers it joins the\n"+
+				"cluster as a front node. Of serve's flags below, --addr is the proxy's address; --roles, --admin-token\n"+
+				"and --proxy-* do not apply.")
+			return parseServeFlags([]string{"--help"}, getenv)
+		}
+	}
 	var rest []string
 	config, addr := "", ":8080"
 	for i := 0; i < len(args); i++ {
