@@ -36,7 +36,7 @@ type gate struct {
 
 	// mu guards pending and released.
 	mu      sync.Mutex
-	pending map[string]struct{}
+	pending map[[visitorSize]byte]struct{}
 	// released are visitors whose slot the upstream released through this
 	// node, until their cookie would have ended: their old cookie no longer
 	// admits them here.
@@ -47,7 +47,7 @@ type gate struct {
 func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gate, error) {
 	id := node.CapacityID(r.Host, r.Name)
 	g := &gate{room: r, id: id, cookieName: "aq_" + id[1:13], store: store, now: now, log: log.With("room", r.Name, "host", r.Host),
-		pending: map[string]struct{}{}, released: map[[visitorSize]byte]int64{}}
+		pending: map[[visitorSize]byte]struct{}{}, released: map[[visitorSize]byte]int64{}}
 	src := r.Page
 	if src == nil {
 		src = builtinPage
@@ -114,7 +114,7 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 	if known && v.Expires > now && !g.wasReleased(v) {
 		renewAt := v.Expires - int64(g.room.Settings.Session)/5
 		if now < renewAt {
-			g.touch(v.idString())
+			g.touch(v.ID)
 			return v, true, true
 		}
 	}
@@ -172,7 +172,7 @@ func (g *gate) setCookie(w http.ResponseWriter, r *http.Request, box *cookieBox,
 		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 }
 
-func (g *gate) touch(id string) {
+func (g *gate) touch(id [visitorSize]byte) {
 	g.mu.Lock()
 	g.pending[id] = struct{}{}
 	g.mu.Unlock()
@@ -208,7 +208,7 @@ func (g *gate) release(ctx context.Context, r *http.Request, v Visitor) *http.Co
 		g.released[v.ID] = v.Expires
 		g.nReleased.Add(1)
 	}
-	delete(g.pending, v.idString())
+	delete(g.pending, v.ID)
 	g.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
@@ -228,7 +228,7 @@ func (g *gate) flush(ctx context.Context) {
 	g.mu.Lock()
 	ids := make([]string, 0, len(g.pending))
 	for id := range g.pending {
-		ids = append(ids, id)
+		ids = append(ids, Visitor{ID: id}.idString())
 	}
 	clear(g.pending)
 	for id, exp := range g.released {
