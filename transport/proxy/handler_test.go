@@ -22,7 +22,16 @@ type tableStore struct {
 	mu      sync.Mutex
 	tables  map[string]*capacity.Table
 	touches int
+	checks  int
 	down    bool
+	now     func() time.Time
+}
+
+func (s *tableStore) clock() int64 {
+	if s.now != nil {
+		return s.now().UnixNano()
+	}
+	return time.Now().UnixNano()
 }
 
 func (s *tableStore) table(room string, set capacity.Settings) *capacity.Table {
@@ -31,7 +40,7 @@ func (s *tableStore) table(room string, set capacity.Settings) *capacity.Table {
 		t = capacity.New()
 		s.tables[room] = t
 	}
-	for _, e := range t.Configure(set, time.Now().UnixNano()) {
+	for _, e := range t.Configure(set, s.clock()) {
 		t.Apply(0, e)
 	}
 	return t
@@ -43,8 +52,9 @@ func (s *tableStore) Check(_ context.Context, room string, set capacity.Settings
 	if s.down {
 		return capacity.Status{}, fmt.Errorf("store down")
 	}
+	s.checks++
 	t := s.table(room, set)
-	for _, e := range t.Check(v, time.Now().UnixNano()) {
+	for _, e := range t.Check(v, s.clock()) {
 		t.Apply(0, e)
 	}
 	return t.Status(v), nil
@@ -54,7 +64,7 @@ func (s *tableStore) Touch(_ context.Context, room string, vs []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touches++
-	s.tables[room].Touch(vs, time.Now().UnixNano())
+	s.tables[room].Touch(vs, s.clock())
 	return nil
 }
 
@@ -62,7 +72,7 @@ func (s *tableStore) Release(_ context.Context, room, v string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tables[room]
-	for _, e := range t.Release(v, time.Now().UnixNano()) {
+	for _, e := range t.Release(v, s.clock()) {
 		t.Apply(0, e)
 	}
 	return nil
@@ -161,5 +171,70 @@ func TestHandlerConcurrentVisitors(t *testing.T) {
 	defer store.mu.Unlock()
 	if store.touches == 0 || store.touches > 100 {
 		t.Fatalf("%d renewal batches for 240 requests", store.touches)
+	}
+}
+
+// TestRenewalInLastFifth checks with a fake clock that an admitted visitor
+// is checked from the cookie alone until the last fifth of the session,
+// then renewed by the store with a new cookie.
+func TestRenewalInLastFifth(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { return now }
+	store := &tableStore{tables: map[string]*capacity.Table{}, now: clock}
+	cfg, err := Parse("t.hcl", []byte(`host "shop.test" {
+  location "/" {
+    static_files { directory = "." }
+    waiting_room {
+      active         = 1
+      on_store_error = "wait"
+      session        = "10s"
+    }
+  }
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(cfg, Options{Store: store, Now: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	cookie := ""
+	do := func() (int, bool) {
+		req := httptest.NewRequest("GET", "/testdata/", nil)
+		req.Host = "shop.test"
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		cs := w.Result().Cookies()
+		for _, c := range cs {
+			cookie = c.Name + "=" + c.Value
+		}
+		return w.Code, len(cs) > 0
+	}
+	if st, set := do(); st != 200 || !set {
+		t.Fatalf("first request: %d, cookie %v", st, set)
+	}
+	for _, tc := range []struct {
+		at      time.Duration
+		checks  int
+		renewed bool
+	}{
+		{5 * time.Second, 1, false},  // cookie alone
+		{7900 * time.Millisecond, 1, false},
+		{8100 * time.Millisecond, 2, true}, // last fifth: renewed
+		{15 * time.Second, 2, false},       // the new cookie runs to 18.1 s
+		{16500 * time.Millisecond, 3, true},
+	} {
+		now = time.Unix(1_800_000_000, 0).Add(tc.at)
+		st, set := do()
+		store.mu.Lock()
+		checks := store.checks
+		store.mu.Unlock()
+		if st != 200 || set != tc.renewed || checks != tc.checks {
+			t.Fatalf("at %v: status %d, new cookie %v, store checks %d; want 200, %v, %d", tc.at, st, set, checks, tc.renewed, tc.checks)
+		}
 	}
 }
