@@ -222,7 +222,7 @@ func TestRenewalInLastFifth(t *testing.T) {
 		checks  int
 		renewed bool
 	}{
-		{5 * time.Second, 1, false},  // cookie alone
+		{5 * time.Second, 1, false}, // cookie alone
 		{7900 * time.Millisecond, 1, false},
 		{8100 * time.Millisecond, 2, true}, // last fifth: renewed
 		{15 * time.Second, 2, false},       // the new cookie runs to 18.1 s
