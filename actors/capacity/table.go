@@ -14,6 +14,7 @@
 package capacity
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -70,22 +71,70 @@ type Table struct {
 	Settings Settings `json:"settings"`
 	// Inside maps each slot holder to when the slot ends.
 	Inside map[string]int64 `json:"inside"`
-	// Line is the waiting visitors in arrival order.
-	Line []string `json:"line"`
 	// KeySealed is the key of the visitors' cookies, sealed.
 	KeySealed []byte `json:"keySealed,omitempty"`
 
+	// line is the waiting visitors in arrival order (Waiting; "line" in
+	// the JSON of a snapshot).
+	line *line
 	// seen is when each waiter last checked. Not in the log: it starts
 	// afresh (at the recovery time) on activation, so a restart costs no
 	// waiter the place.
 	seen map[string]int64
-	// queued indexes Line.
-	queued map[string]struct{}
+	// scanned is when Expire last looked for silent waiters: it looks
+	// through the whole line at most once a second.
+	scanned int64
 }
 
 // New returns an empty table.
 func New() *Table {
-	return &Table{Inside: map[string]int64{}, seen: map[string]int64{}, queued: map[string]struct{}{}}
+	return &Table{Inside: map[string]int64{}, seen: map[string]int64{}, line: newLine()}
+}
+
+// tableJSON is a table's snapshot encoding.
+type tableJSON struct {
+	Epoch     int64            `json:"epoch"`
+	Settings  Settings         `json:"settings"`
+	Inside    map[string]int64 `json:"inside"`
+	Line      []string         `json:"line"`
+	KeySealed []byte           `json:"keySealed,omitempty"`
+}
+
+// MarshalJSON encodes the table for a snapshot.
+func (t *Table) MarshalJSON() ([]byte, error) {
+	t.init()
+	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.KeySealed})
+}
+
+// UnmarshalJSON restores a snapshot; call Recovered after replay.
+func (t *Table) UnmarshalJSON(b []byte) error {
+	var j tableJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	t.Epoch, t.Settings, t.Inside, t.KeySealed = j.Epoch, j.Settings, j.Inside, j.KeySealed
+	t.line = newLine()
+	t.line.rebuild(j.Line)
+	t.seen = map[string]int64{}
+	return nil
+}
+
+// Waiting returns the line in arrival order.
+func (t *Table) Waiting() []string {
+	t.init()
+	return t.line.list()
+}
+
+func (t *Table) init() {
+	if t.Inside == nil {
+		t.Inside = map[string]int64{}
+	}
+	if t.line == nil {
+		t.line = newLine()
+	}
+	if t.seen == nil {
+		t.seen = map[string]int64{}
+	}
 }
 
 // Recovered is called after replay at time now: every slot holder keeps
@@ -93,19 +142,14 @@ func New() *Table {
 // now, so the time the room was down costs nobody a place. Slot holders are
 // never dropped by a restart, so never more than Active are inside.
 func (t *Table) Recovered(now int64) {
-	if t.Inside == nil {
-		t.Inside = map[string]int64{}
-	}
-	t.seen, t.queued = map[string]int64{}, map[string]struct{}{}
+	t.init()
+	t.seen, t.scanned = map[string]int64{}, 0
 	for id, exp := range t.Inside {
 		if until := now + int64(t.Settings.Session); until > exp {
 			t.Inside[id] = until
 		}
 	}
-	for _, id := range t.Line {
-		t.queued[id] = struct{}{}
-		t.seen[id] = now
-	}
+	t.line.each(func(id string) { t.seen[id] = now })
 }
 
 // Configure returns the event that changes the settings, or none when they
@@ -136,15 +180,11 @@ func (t *Table) Check(id string, now int64) []Event {
 		return evs
 	}
 	free := t.Settings.Active - (len(t.Inside) - len(gone))
-	if _, ok := t.queued[id]; ok && !left[id] {
+	if ahead, ok := t.line.ahead(id); ok && !left[id] {
 		t.seen[id] = now
-		ahead := 0
-		for _, w := range t.Line {
-			if w == id {
-				break
-			}
-			if !left[w] {
-				ahead++
+		for w := range left {
+			if t.line.index(w) < t.line.index(id) {
+				ahead--
 			}
 		}
 		if ahead < free {
@@ -152,7 +192,7 @@ func (t *Table) Check(id string, now int64) []Event {
 		}
 		return evs
 	}
-	if len(t.Line)-len(left) == 0 && free > 0 {
+	if t.line.len()-len(left) == 0 && free > 0 {
 		return append(evs, Event{Type: TypeAdmitted, At: now, ID: id, Until: until})
 	}
 	// A new visitor, or a waiter silent too long (the Expired event
@@ -170,13 +210,14 @@ func set(ids []string) map[string]bool {
 
 // Status tells visitor id where they stand. It changes nothing.
 func (t *Table) Status(id string) Status {
-	st := Status{Waiting: len(t.Line), Inside: len(t.Inside)}
+	t.init()
+	st := Status{Waiting: t.line.len(), Inside: len(t.Inside)}
 	if exp, ok := t.Inside[id]; ok {
 		st.Admitted, st.Expires = true, exp
 		return st
 	}
-	if _, ok := t.queued[id]; ok {
-		st.Position = t.index(id) + 1
+	if n, ok := t.line.ahead(id); ok {
+		st.Position = n + 1
 	}
 	return st
 }
@@ -196,7 +237,7 @@ func (t *Table) Touch(ids []string, now int64) {
 // is done), or takes a waiter out of the line.
 func (t *Table) Release(id string, now int64) []Event {
 	_, in := t.Inside[id]
-	_, q := t.queued[id]
+	q := t.line.has(id)
 	if !in && !q {
 		return nil
 	}
@@ -212,27 +253,20 @@ func (t *Table) Expire(now int64) []Event {
 			gone = append(gone, id)
 		}
 	}
-	limit := now - 3*int64(t.Settings.Refresh)
-	for _, id := range t.Line {
-		if t.seen[id] < limit {
-			left = append(left, id)
-		}
+	if now-t.scanned >= int64(time.Second) {
+		t.scanned = now
+		limit := now - 3*int64(t.Settings.Refresh)
+		t.line.each(func(id string) {
+			if t.seen[id] < limit {
+				left = append(left, id)
+			}
+		})
 	}
 	if len(gone) == 0 && len(left) == 0 {
 		return nil
 	}
 	slices.Sort(gone)
 	return []Event{{Type: TypeExpired, At: now, IDs: gone, Left: left}}
-}
-
-// index is id's place in the line from 0, or -1.
-func (t *Table) index(id string) int {
-	for i, w := range t.Line {
-		if w == id {
-			return i
-		}
-	}
-	return -1
 }
 
 // Apply applies one event read from (or just appended to) the log at
@@ -250,21 +284,15 @@ func (t *Table) Apply(offset int64, e Event) {
 }
 
 func (t *Table) apply(e Event) {
-	if t.Inside == nil {
-		t.Inside = map[string]int64{}
-	}
-	if t.queued == nil {
-		t.queued, t.seen = map[string]struct{}{}, map[string]int64{}
-	}
+	t.init()
 	switch e.Type {
 	case TypeConfigured:
 		t.Settings = *e.Settings
 	case TypeKeyed:
 		t.KeySealed = e.KeySealed
 	case TypeQueued:
-		if _, ok := t.queued[e.ID]; !ok {
-			t.Line = append(t.Line, e.ID)
-			t.queued[e.ID] = struct{}{}
+		if !t.line.has(e.ID) {
+			t.line.push(e.ID)
 			if _, ok := t.seen[e.ID]; !ok {
 				t.seen[e.ID] = e.At
 			}
@@ -286,12 +314,6 @@ func (t *Table) apply(e Event) {
 }
 
 func (t *Table) dequeue(id string) {
-	if _, ok := t.queued[id]; !ok {
-		return
-	}
-	delete(t.queued, id)
+	t.line.remove(id)
 	delete(t.seen, id)
-	if i := t.index(id); i >= 0 {
-		t.Line = append(t.Line[:i], t.Line[i+1:]...)
-	}
 }
