@@ -594,3 +594,36 @@ host "shop.test" {
 		t.Fatalf("forged token: %d, want a redirect to the room", res.StatusCode)
 	}
 }
+
+// TestProxyRestartKeepsPlaces kills a proxy running alone on its embedded
+// log and starts it again on the same data directory: the slot holders are
+// still counted (a newcomer waits behind the line) and the waiter keeps the
+// first place.
+func TestProxyRestartKeepsPlaces(t *testing.T) {
+	s := newShop(t)
+	dir := t.TempDir()
+	src := fmt.Sprintf(capacityConfig, s.addr(), 2, "5m")
+	p, base := startProxyProc(t, dir, src)
+	var cookies []string
+	for i, want := range []int{200, 200, 503} {
+		st, _, h := raw(t, base, "shop.test", "/", "")
+		if st != want {
+			t.Fatalf("visitor %d: %d, want %d", i, st, want)
+		}
+		n, v := cookieOf(t, h)
+		cookies = append(cookies, n+"="+v)
+	}
+	p.stop() // SIGKILL
+	_, base = startProxyProc(t, dir, src)
+	if st, body, _ := raw(t, base, "shop.test", "/", ""); st != 503 || !strings.Contains(body, `id="position">2<`) {
+		t.Fatalf("newcomer after the restart: %d, want 503 at place 2:\n%s", st, body)
+	}
+	if st, body, _ := raw(t, base, "shop.test", "/", cookies[2]); st != 503 || !strings.Contains(body, `id="position">1<`) {
+		t.Fatalf("waiter after the restart: %d, want 503 at place 1:\n%s", st, body)
+	}
+	for i := 0; i < 2; i++ {
+		if st, _, _ := raw(t, base, "shop.test", "/", cookies[i]); st != 200 {
+			t.Fatalf("slot holder %d after the restart: %d", i, st)
+		}
+	}
+}
