@@ -46,6 +46,7 @@ type serveConfig struct {
 	// AllowPrivateHealthURLs lets autoRate health URLs reach loopback and
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
+	ProxyConfig, ProxyAddr string
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -92,6 +93,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	allowPrivate := getenv(envName("allow-private-health-urls"))
 	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
+	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
+	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -219,6 +222,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
 	}
 	guard := &health.Guard{AllowPrivate: c.AllowPrivateHealthURLs}
+	errc0 := make(chan error, 3)
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
 		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
@@ -227,6 +231,14 @@ func serve(ctx context.Context, c *serveConfig) error {
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
+	}
+	if c.ProxyConfig != "" {
+		stopProxy, err := startProxy(c.ProxyConfig, c.ProxyAddr, strings.TrimRight(c.PublicURL, "/"), n, sealer, logger, errc0)
+		if err != nil {
+			n.Stop(context.Background())
+			return err
+		}
+		defer stopProxy()
 	}
 	hub := ws.NewHub(n.Views, logger, time.Now)
 	console, err := dashboard.New(dashboard.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
@@ -238,7 +250,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
 		HealthGuard:    guard})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 2)
+	errc := errc0
 	go func() { errc <- httpSrv.Serve(ln) }()
 	if pprofLn != nil {
 		defer servePprof(pprofLn, errc)()

@@ -151,6 +151,7 @@ func Start(cfg Config) (*Node, error) {
 			cluster.NewKind(KindRoom, actor.PropsFromProducer(func() actor.Actor { return newRoomGrain(d) })),
 			cluster.NewKind(KindDirectory, actor.PropsFromProducer(func() actor.Actor { return newDirectoryGrain(d) })),
 			cluster.NewKind(KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
+			cluster.NewKind(KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
 		)
 	}
 	ccfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,

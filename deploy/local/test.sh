@@ -20,7 +20,6 @@ need_pkgs=()
 command -v jq >/dev/null || need_pkgs+=(jq)
 command -v curl >/dev/null || need_pkgs+=(curl)
 command -v mvn >/dev/null || need_pkgs+=(maven)
-
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	[[ -x /usr/bin/chromium ]] || need_pkgs+=(chromium)
 	command -v node >/dev/null || need_pkgs+=(nodejs npm)
@@ -72,7 +71,7 @@ fi
 # several actor systems share one process (DEPENDENCIES.md, pitfall 5), which
 # those tests do by design; their concurrency is exercised without -race.
 echo "== go test -race"
-go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./transport/ws/... ./transport/returnurl/... \
+go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
 
 if [[ -z ${AQ_SKIP_FUZZ:-} ]]; then
