@@ -25,6 +25,8 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/bench/load"
 	"github.com/aditus-queue/aditus-queue/dashboard"
+	"github.com/aditus-queue/aditus-queue/dashboard/instances"
+	"github.com/aditus-queue/aditus-queue/dashboard/live"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
@@ -140,6 +142,15 @@ func envName(flagName string) string {
 	return "AQ_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// roles lists this node's roles, as the instances endpoint shows them.
+func (c *serveConfig) roles() []string {
+	var out []string
+	for _, r := range strings.Split(c.Roles, ",") {
+		out = append(out, strings.TrimSpace(r))
+	}
+	return out
+}
+
 func (c *serveConfig) has(role string) bool {
 	for _, r := range strings.Split(c.Roles, ",") {
 		if strings.TrimSpace(r) == role {
@@ -245,10 +256,16 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
+	liveHub := live.New(live.Config{Client: n.Client, AdminHash: adminHash, Hash: seal.HashSecret, Logger: logger})
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register, console.Register},
+		Hash: seal.HashSecret, Logger: logger, Registry: reg,
+		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
+		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
 		HealthGuard:    guard})
+	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
+		Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"), Logger: logger,
+		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := errc0
 	go func() { errc <- httpSrv.Serve(ln) }()
@@ -275,6 +292,8 @@ func serve(ctx context.Context, c *serveConfig) error {
 	defer cancel()
 	_ = httpSrv.Shutdown(sctx)
 	hub.Close()
+	liveHub.Close()
+	reporter.Stop(sctx)
 	n.Stop(sctx)
 	return failed
 }

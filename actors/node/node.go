@@ -152,6 +152,7 @@ func Start(cfg Config) (*Node, error) {
 			cluster.NewKind(KindDirectory, actor.PropsFromProducer(func() actor.Actor { return newDirectoryGrain(d) })),
 			cluster.NewKind(KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
 			cluster.NewKind(KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
+			cluster.NewKind(KindRegistry, actor.PropsFromProducer(func() actor.Actor { return newRegistryGrain(d) })),
 		)
 	}
 	ccfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,

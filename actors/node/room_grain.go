@@ -137,6 +137,9 @@ type roomGrain struct {
 	abandonAt  time.Time
 	abandoning bool
 
+	// stats samples the dashboard figures once a second.
+	stats roomStats
+
 	stopTick chan struct{}
 
 	// poll schedules the self-regulating rate's health checks.
@@ -279,6 +282,11 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			return
 		}
 		g.respond(ctx, g.tokenFor(r.Number, now))
+	case opStats:
+		var r StatsRequest
+		if decode(ctx, req, &r) {
+			g.answerStats(ctx, r)
+		}
 	case opSync:
 		var r SyncRequest
 		if !decode(ctx, req, &r) {
@@ -702,6 +710,7 @@ func (g *roomGrain) onTick() {
 		g.saveSnapshot()
 	}
 	g.pollHealth(now)
+	g.stats.record(&g.st.View, now, g.deps.Metrics)
 	for k, s := range g.subs {
 		if now.After(s.expires) {
 			delete(g.subs, k)
@@ -799,6 +808,7 @@ func (g *roomGrain) shutdown() {
 		g.stopTick = nil
 	}
 	g.poll.stop()
+	g.stats.forget(g.deps.Metrics)
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}

@@ -73,6 +73,9 @@ fi
 echo "== go test -race"
 go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
+# The live dashboard's hub and the instance reports (one node per test).
+echo "== go test -race (dashboard)"
+go test -count=1 -race -timeout 10m ./dashboard/...
 
 if [[ -z ${AQ_SKIP_FUZZ:-} ]]; then
 	# The seed corpora ran with go test above; this fuzzes every target

@@ -50,6 +50,9 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	s.registerLoadTests(g, e)
 	g.POST("/sites/:id/health-check/test", s.handleHealthTest)
 	g.GET("/sites/:id/rate-log", s.handleRateLog)
+	for _, add := range s.adminRoutes {
+		add(g, s.adminOnly)
+	}
 	g.Any("/*", func(c echo.Context) error {
 		if p := c.Get(principalKey).(principal); !p.admin {
 			return errForbidden

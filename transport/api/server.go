@@ -44,6 +44,9 @@ type Config struct {
 	// HealthGuard checks health URLs before they are stored; nil refuses
 	// every non-public address.
 	HealthGuard *health.Guard
+	// AdminRoutes lets other parts add routes to the authenticated admin
+	// group; adminOnly refuses qak_ keys with 403.
+	AdminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
 // Server is the HTTP front of one node.
@@ -63,6 +66,7 @@ type Server struct {
 	prefixes       answerPrefixes
 	loadTestLimits loadtest.Limits
 	healthGuard    *health.Guard
+	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
 // New builds the server and registers every route.
@@ -71,7 +75,8 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
-		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard}
+		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard,
+		adminRoutes: cfg.AdminRoutes}
 	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
 		s.loadTestLimits = loadtest.DefaultLimits
 	}
