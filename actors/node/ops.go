@@ -44,11 +44,11 @@ const (
 	opResolve     = "resolve"
 	opList        = "list"
 	opHealthCheck = "health-check"
+	opRateLog     = "rate-log"
 	opStats       = "stats"
 	opReport      = "report"
 	opLeave       = "leave"
 	opInstances   = "instances"
-	opRateLog     = "rate-log"
 )
 
 // Error codes carried in wire.Response.Code, translated to HTTP once, in
@@ -221,6 +221,7 @@ type StatsResult struct {
 	ID       string       `json:"id"`
 	Slug     string       `json:"slug"`
 	Name     string       `json:"name"`
+	Test     bool         `json:"test"`
 	Figures  room.Figures `json:"figures"`
 	AutoRate struct {
 		Enabled bool    `json:"enabled"`

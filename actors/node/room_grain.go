@@ -40,6 +40,7 @@ type Deps struct {
 	// WriteTimeout bounds one append with its read-back.
 	WriteTimeout time.Duration
 	Metrics      *Metrics
+	LoadTests    LoadTestDeps
 	// Health fetches the shops' health URLs for the self-regulating rate;
 	// nil turns polling off.
 	Health health.Fetcher
@@ -708,8 +709,8 @@ func (g *roomGrain) onTick() {
 	if !g.snapshotting && g.sinceSnap > 0 && (g.sinceSnap >= snapshotEvery || now.Sub(g.snapshotAt) >= snapshotInterval) {
 		g.saveSnapshot()
 	}
-	g.stats.record(&g.st.View, now, g.deps.Metrics)
 	g.pollHealth(now)
+	g.stats.record(&g.st.View, now, g.deps.Metrics)
 	for k, s := range g.subs {
 		if now.After(s.expires) {
 			delete(g.subs, k)
@@ -806,8 +807,8 @@ func (g *roomGrain) shutdown() {
 		close(g.stopTick)
 		g.stopTick = nil
 	}
-	g.stats.forget(g.deps.Metrics)
 	g.poll.stop()
+	g.stats.forget(g.deps.Metrics)
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}

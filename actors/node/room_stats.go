@@ -43,10 +43,19 @@ func (s *roomStats) record(v *room.View, now time.Time, m *Metrics) {
 	t := now.UnixNano()
 	sm := s.ring.Record(v, t)
 	s.figures = room.FiguresOf(v, sm, t)
-	if m != nil && m.Rooms != nil {
-		s.slug = v.Config.Slug
-		m.Rooms.Set(s.slug, sm)
+	if m == nil || m.Rooms == nil {
+		return
 	}
+	if v.Config.Test {
+		// Test rooms stay out of the production figures.
+		if s.slug != "" {
+			m.Rooms.Delete(s.slug)
+			s.slug = ""
+		}
+		return
+	}
+	s.slug = v.Config.Slug
+	m.Rooms.Set(s.slug, sm)
 }
 
 // forget drops the ring and the room's gauges (room deleted, grain
@@ -62,7 +71,7 @@ func (s *roomStats) forget(m *Metrics) {
 // result answers a StatsRequest about the room in st.
 func (s *roomStats) result(st *room.State, since int64) StatsResult {
 	v := &st.View
-	r := StatsResult{ID: v.ID, Slug: v.Config.Slug, Name: v.Config.Name, Figures: s.figures,
+	r := StatsResult{ID: v.ID, Slug: v.Config.Slug, Name: v.Config.Name, Test: v.Config.Test, Figures: s.figures,
 		History: []room.Sample{}, Adjustments: adjustments(st)}
 	a := v.Config.AutoRate
 	r.AutoRate.Enabled, r.AutoRate.MinRate, r.AutoRate.MaxRate = a.Enabled, a.MinRate, a.MaxRate
@@ -73,14 +82,13 @@ func (s *roomStats) result(st *room.State, since int64) StatsResult {
 }
 
 // adjustments returns the newest (up to maxAdjustments) changes of the
-// self-regulating rate, oldest first, from the rate log the controller
-// keeps in the room's state. This is the one place that fills the
-// dashboard's adjustments.
+// self-regulating rate, oldest first, from the rate log in the room's
+// state.
 func adjustments(st *room.State) []Adjustment {
 	log := st.RateLog(maxAdjustments)
-	out := make([]Adjustment, 0, len(log))
-	for _, c := range log {
-		out = append(out, Adjustment{At: c.At, From: c.From, To: c.To, Rule: c.Rule, Reason: c.Reason})
+	out := make([]Adjustment, len(log))
+	for i, c := range log {
+		out[i] = Adjustment{At: c.At, From: c.From, To: c.To, Rule: c.Rule, Reason: c.Reason}
 	}
 	return out
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// default: without a ticket, anybody could claim any number.
 	AllowBareNumber bool     `json:"allowBareNumber"`
 	AutoRate        AutoRate `json:"autoRate"`
+	// Test marks a test room: the only kind of room a load test may aim
+	// at, and one that production figures (metrics, dashboards) leave out.
+	Test bool `json:"test"`
 }
 
 // Pow configures the proof of work demanded before a number is issued.

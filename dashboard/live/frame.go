@@ -62,9 +62,7 @@ func frameOf(r *node.StatsResult, hist []Point, now time.Time) Frame {
 	}
 	return Frame{Type: "stats", Room: r.ID, Slug: r.Slug, Name: r.Name, At: now.UTC().Format(time.RFC3339Nano),
 		State: f.State, Active: f.Active,
-		// Test marks a load-test room once the site field exists; no room
-		// is one yet.
-		Test:    false,
+		Test:    r.Test,
 		Waiting: f.Waiting, Serving: f.Serving, Issued: f.Issued,
 		RatePerMinute: f.Rate, InflowPerMinute: f.Inflow, EstimatedWaitSeconds: f.EstimatedWait,
 		AutoRate: AutoRate{Enabled: r.AutoRate.Enabled, MinRate: r.AutoRate.MinRate, MaxRate: r.AutoRate.MaxRate},

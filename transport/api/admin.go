@@ -47,11 +47,12 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	g.PATCH("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeUpdate))
 	g.DELETE("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeDelete))
 	g.GET("/sites/:id/audit", s.adminOnly(s.handleAudit))
+	s.registerLoadTests(g, e)
+	g.POST("/sites/:id/health-check/test", s.handleHealthTest)
+	g.GET("/sites/:id/rate-log", s.handleRateLog)
 	for _, add := range s.adminRoutes {
 		add(g, s.adminOnly)
 	}
-	g.POST("/sites/:id/health-check/test", s.handleHealthTest)
-	g.GET("/sites/:id/rate-log", s.handleRateLog)
 	g.Any("/*", func(c echo.Context) error {
 		if p := c.Get(principalKey).(principal); !p.admin {
 			return errForbidden

@@ -325,7 +325,9 @@ func (s *Server) handlePage(c echo.Context) error {
 		return node.ErrUnavailable
 	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
-	page := web.RoomPage{Slug: slug, Lang: lang, BaseURL: s.public, Found: ok}
+	// No BaseURL: the page loads its assets and calls the API on its own
+	// origin, so it works however it is reached (another --addr, a proxy).
+	page := web.RoomPage{Slug: slug, Lang: lang, Found: ok}
 	if ok {
 		cfg := r.View.Config
 		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.Message, cfg.HeaderImageURL, cfg.AccentColor
@@ -368,7 +370,7 @@ func (s *Server) handleEnter(c echo.Context) error {
 	if err != nil {
 		return node.ErrUnavailable
 	}
-	if !ok || r.View.Config.TargetURL == "" {
+	if !ok {
 		return s.handlePage(c)
 	}
 	cfg := r.View.Config
@@ -376,6 +378,9 @@ func (s *Server) handleEnter(c echo.Context) error {
 	if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
 		returnurl.StripToken(u)
 		target = u.String()
+	}
+	if target == "" {
+		return s.noTarget(c)
 	}
 	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()

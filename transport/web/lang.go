@@ -40,7 +40,7 @@ func quality(params string) (float64, bool) {
 			continue
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || f < 0 || f > 1 {
+		if err != nil || !(f >= 0 && f <= 1) { // NaN too
 			return 0, false
 		}
 		q = f

@@ -41,6 +41,8 @@ type messages struct {
 	Footer        string `json:"footer"`
 	NotFoundTitle string `json:"notFoundTitle"`
 	NotFoundText  string `json:"notFoundText"`
+	NoTargetTitle string `json:"noTargetTitle"`
+	NoTargetText  string `json:"noTargetText"`
 	NoScript      string `json:"noScript"`
 }
 
@@ -82,6 +84,8 @@ var catalog = map[string]messages{
 		Footer:        "Virtual waiting room",
 		NotFoundTitle: "Waiting room not found",
 		NotFoundText:  "There is no waiting room at this address. Please check the link you followed, or go back to the shop’s home page.",
+		NoTargetTitle: "This link leads nowhere yet",
+		NoTargetText:  "This waiting room has no shop address to forward you to, so its entry link cannot be used. Please go to the shop’s home page; the organiser can fix the link by setting the room’s target URL.",
 		NoScript:      "This waiting room needs JavaScript to keep your place and forward you automatically. Please enable JavaScript and reload the page.",
 	},
 	"de": {
@@ -121,6 +125,8 @@ var catalog = map[string]messages{
 		Footer:        "Virtueller Warteraum",
 		NotFoundTitle: "Warteraum nicht gefunden",
 		NotFoundText:  "Unter dieser Adresse gibt es keinen Warteraum. Bitte prüfen Sie den aufgerufenen Link oder kehren Sie zur Startseite des Shops zurück.",
+		NoTargetTitle: "Dieser Link führt noch nirgendwohin",
+		NoTargetText:  "Für diesen Warteraum ist keine Shop-Adresse hinterlegt, an die er Sie weiterleiten könnte, daher kann sein Einstiegslink nicht verwendet werden. Bitte gehen Sie zur Startseite des Shops; der Veranstalter kann den Link durch Setzen der Ziel-URL beheben.",
 		NoScript:      "Dieser Warteraum braucht JavaScript, um Ihren Platz zu halten und Sie automatisch weiterzuleiten. Bitte aktivieren Sie JavaScript und laden Sie die Seite neu.",
 	},
 }

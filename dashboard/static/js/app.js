@@ -7,6 +7,7 @@ import { call, info, token, setToken, isKey, onUnauthorized } from './api.js';
 import { siteForm } from './form.js';
 import { roomPage, roomState } from './room.js';
 import { instancesPanel } from './instances.js';
+import { loadTestsView, loadTestRunView } from './loadtests.js';
 
 const main = document.getElementById('app');
 let stopView = () => {};
@@ -22,6 +23,10 @@ function header() {
   out.textContent = t('signOut');
   setText(document.getElementById('who'), signedIn ? (isKey() ? t('asKey') : t('asAdmin')) : '');
   document.getElementById('lang-switch').textContent = t('langSwitch');
+  const nav = document.getElementById('nav');
+  if (signedIn && !isKey()) {
+    clear(nav, h('a', { href: '#/' }, t('rooms')), h('a', { href: '#/loadtests', id: 'nav-loadtests' }, t('lt_title')));
+  } else clear(nav);
 }
 
 function signInView() {
@@ -124,6 +129,10 @@ async function route() {
     const stop = await roomPage(main, parts[1], parts[2] || 'live', once);
     if (location.hash !== hash) stop();
     else stopView = stop;
+    return;
+  }
+  if (parts[0] === 'loadtests' && !isKey()) {
+    stopView = parts[1] ? loadTestRunView(main, parts[1]) : loadTestsView(main);
     return;
   }
   if (parts[0] === 'new' && !isKey()) {

@@ -76,6 +76,22 @@ const en = {
   iGoroutines: 'Goroutines', iSched: 'Sched p99', iRps: 'Req/s', iWs: 'Sockets', iReported: 'Reported',
   noInstances: 'No instance has reported yet.', instancesUnavailable: 'This server does not report instances yet.',
   error: 'Error: {msg}', loading: 'Loading…', notFound: 'No such waiting room.', back: 'All rooms',
+  // load tests
+  lt_title: 'Load tests', lt_intro: 'A load test sends real visitor requests to a test room through this server’s public URL, so the whole path is measured. One runs at a time; production rooms are never touched.',
+  lt_start: 'Start a load test', lt_startButton: 'Start', lt_startHint: 'Only test rooms are listed (rooms created with “Test room” ticked).',
+  lt_noTestRooms: 'no test room', lt_noTestRoomsHint: 'There is no test room yet: create a waiting room with “Test room” ticked first.',
+  lt_siteId: 'Test room', lt_profile: 'Profile', lt_ratePerSecond: 'Requests per second', lt_durationSeconds: 'Duration (seconds)',
+  lt_p_join: 'joins', lt_p_status: 'status polls', lt_p_mix: 'mix (1 join : 9 polls)',
+  lt_history: 'History', lt_older: 'Older runs', lt_noRuns: 'No load test yet.', lt_started: 'Started', lt_room: 'Room',
+  lt_rate: 'Rate / s', lt_duration: 'Duration', lt_achieved: 'Achieved / s', lt_p95: 'p95', lt_errorRate: 'Errors', lt_regression: 'Regression',
+  lt_noRegression: 'no', lt_scheduled: 'scheduled', lt_f_p99Ms: 'p99', lt_f_achievedRate: 'rate', lt_f_errorRate: 'errors',
+  lt_s_running: 'running', lt_s_finished: 'finished', lt_s_stopped: 'stopped', lt_s_interrupted: 'interrupted', lt_s_failed: 'failed', lt_s_skipped: 'skipped',
+  lt_schedules: 'Schedules', lt_noSchedules: 'No schedule.', lt_cron: 'Cron (UTC)', lt_addSchedule: 'Add schedule',
+  lt_cronHint: 'Five fields, in UTC: minute hour day month weekday — “0 3 * * *” is every night at 03:00 UTC. A scheduled run clearly worse than the previous comparable runs is flagged.',
+  lt_confirmDelete: 'Delete the schedule “{cron}”?',
+  lt_run: 'Load test', lt_stop: 'Stop', lt_chart: 'Throughput and latency, per second', lt_totals: 'Totals', lt_running: 'Running…',
+  lt_gRate: 'Achieved rate', lt_gLatency: 'Latency', lt_gErrors: 'Error rate', lt_whole: 'whole run', lt_thisSecond: 'last second',
+  lt_errors: '{n} failed', lt_sRate: 'answers / s', lt_sMs: 'ms', lt_requests: 'Requests', lt_ok: 'Answered OK',
 };
 
 const de = {
@@ -146,6 +162,22 @@ const de = {
   iGoroutines: 'Goroutinen', iSched: 'Sched p99', iRps: 'Anfr./s', iWs: 'Sockets', iReported: 'Gemeldet',
   noInstances: 'Noch keine Instanz hat sich gemeldet.', instancesUnavailable: 'Dieser Server meldet noch keine Instanzen.',
   error: 'Fehler: {msg}', loading: 'Lädt…', notFound: 'Diesen Warteraum gibt es nicht.', back: 'Alle Warteräume',
+  // Lasttests
+  lt_title: 'Lasttests', lt_intro: 'Ein Lasttest schickt echte Besucheranfragen über die öffentliche URL dieses Servers an einen Testraum, so wird der ganze Weg gemessen. Es läuft immer nur einer; produktive Räume werden nie berührt.',
+  lt_start: 'Lasttest starten', lt_startButton: 'Starten', lt_startHint: 'Nur Testräume stehen zur Wahl (Räume mit angehaktem „Testraum“).',
+  lt_noTestRooms: 'kein Testraum', lt_noTestRoomsHint: 'Es gibt noch keinen Testraum: zuerst einen Warteraum mit angehaktem „Testraum“ anlegen.',
+  lt_siteId: 'Testraum', lt_profile: 'Profil', lt_ratePerSecond: 'Anfragen pro Sekunde', lt_durationSeconds: 'Dauer (Sekunden)',
+  lt_p_join: 'Beitritte', lt_p_status: 'Statusabfragen', lt_p_mix: 'Mischung (1 Beitritt : 9 Abfragen)',
+  lt_history: 'Verlauf', lt_older: 'Ältere Läufe', lt_noRuns: 'Noch kein Lasttest.', lt_started: 'Gestartet', lt_room: 'Raum',
+  lt_rate: 'Rate / s', lt_duration: 'Dauer', lt_achieved: 'Erreicht / s', lt_p95: 'p95', lt_errorRate: 'Fehler', lt_regression: 'Regression',
+  lt_noRegression: 'nein', lt_scheduled: 'geplant', lt_f_p99Ms: 'p99', lt_f_achievedRate: 'Rate', lt_f_errorRate: 'Fehler',
+  lt_s_running: 'läuft', lt_s_finished: 'beendet', lt_s_stopped: 'gestoppt', lt_s_interrupted: 'unterbrochen', lt_s_failed: 'fehlgeschlagen', lt_s_skipped: 'übersprungen',
+  lt_schedules: 'Zeitpläne', lt_noSchedules: 'Kein Zeitplan.', lt_cron: 'Cron (UTC)', lt_addSchedule: 'Zeitplan anlegen',
+  lt_cronHint: 'Fünf Felder, in UTC: Minute Stunde Tag Monat Wochentag — „0 3 * * *“ ist jede Nacht um 03:00 UTC. Ein geplanter Lauf, der klar schlechter ist als die vorigen vergleichbaren, wird markiert.',
+  lt_confirmDelete: 'Zeitplan „{cron}“ löschen?',
+  lt_run: 'Lasttest', lt_stop: 'Stoppen', lt_chart: 'Durchsatz und Latenz pro Sekunde', lt_totals: 'Summen', lt_running: 'Läuft …',
+  lt_gRate: 'Erreichte Rate', lt_gLatency: 'Latenz', lt_gErrors: 'Fehlerquote', lt_whole: 'ganzer Lauf', lt_thisSecond: 'letzte Sekunde',
+  lt_errors: '{n} fehlgeschlagen', lt_sRate: 'Antworten / s', lt_sMs: 'ms', lt_requests: 'Anfragen', lt_ok: 'Erfolgreich beantwortet',
 };
 
 const catalog = { en, de };

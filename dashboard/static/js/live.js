@@ -91,7 +91,8 @@ function clock(sec, seconds) {
   return new Date(sec * 1000).toLocaleTimeString(lang() === 'de' ? 'de-DE' : 'en-GB', opts);
 }
 
-function gauge(key) {
+// gauge is one figure of a live view: its value, a bar and a line below.
+export function gauge(key) {
   const value = h('div', { class: 'gauge-value', 'data-gauge': key });
   const fill = h('div', { class: 'bar-fill' });
   const sub = h('div', { class: 'gauge-sub' });

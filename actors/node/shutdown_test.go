@@ -1,0 +1,57 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+)
+
+// A front node (a cluster client) stops, gracefully or not, without
+// panicking (protoactor's Cluster.Shutdown does for a client), while the
+// member it called keeps serving.
+func TestFrontNodeStops(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a member and a front in one process race inside gRPC's global logger under -race; this test runs without -race")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := ln.Addr().String()
+	ln.Close()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	deps := Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: log}
+	member, err := Start(Config{Member: true, HealthAddr: health, Peers: []string{health}, Deps: deps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		member.Stop(ctx)
+	}()
+	for _, graceful := range []bool{true, false} {
+		front, err := Start(Config{Peers: []string{health}, Deps: deps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if _, err := front.Client.List(ctx); err != nil {
+			t.Fatalf("the front reaches no member: %v", err)
+		}
+		if graceful {
+			front.Stop(ctx)
+		} else {
+			front.Kill()
+		}
+		if _, err := member.Client.List(ctx); err != nil {
+			t.Fatalf("the member after the front stopped (graceful %v): %v", graceful, err)
+		}
+		cancel()
+	}
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# chaos.sh — the chaos soak: three members and a front node of aditus-queue
+# over a real Kafka broker, all on 127.0.0.1, an open-loop on-sale into one
+# room through the front (2,000 joins/s plus 500 status polls/s, sent on
+# schedule by bench/load's runner) for 60 s, and a random member killed with
+# SIGKILL every 10 s and restarted 5 s later. It fails if a number is
+# answered twice, an admission token granted stops verifying or its ticket
+# stops getting a token, or a status poll fails outside the fail-over
+# windows; it prints the joins lost per kill and the latency outside the
+# windows. The test is TestChaosSoak in deploy/local/clustertest.
+#
+#   deploy/local/chaos.sh
+#   AQ_CHAOS_SECONDS=20 deploy/local/chaos.sh     shorter (one kill per 10 s)
+#
+# Environment: AQ_CHAOS_SECONDS (default 60), AQ_CHAOS_JOIN_RATE (2000),
+# AQ_CHAOS_POLL_RATE (500); AQ_KAFKA_BROKERS names the broker to use; without
+# it, the broker of kafka.sh on AQ_KAFKA_PORT (default 9092), started here
+# when none answers and stopped again at the end.
+#
+# Every process of the soak (the test and the nodes it starts) runs in one
+# process group of its own, killed at the end whatever happens.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+seconds=${AQ_CHAOS_SECONDS:-60}
+started_kafka=
+pgid=
+cleanup() {
+	if [[ -n $pgid ]] && kill -0 -- "-$pgid" 2>/dev/null; then
+		kill -KILL -- "-$pgid" 2>/dev/null || true
+	fi
+	if [[ -n $started_kafka ]]; then
+		deploy/local/kafka.sh stop || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ -z ${AQ_KAFKA_BROKERS:-} ]]; then
+	export AQ_KAFKA_PORT=${AQ_KAFKA_PORT:-9092}
+	if ! deploy/local/kafka.sh status >/dev/null 2>&1; then
+		deploy/local/kafka.sh start
+		started_kafka=1
+	fi
+	export AQ_KAFKA_BROKERS=127.0.0.1:$AQ_KAFKA_PORT
+fi
+
+# Bounded: the run, a minute to start and check, and the test's own timeout.
+limit=$((seconds + 240))
+AQ_CHAOS_SOAK=1 AQ_CHAOS_SECONDS=$seconds setsid go test -count=1 -v -timeout "${limit}s" \
+	-run '^TestChaosSoak$' ./deploy/local/clustertest >"${TMPDIR:-/tmp}/aq-chaos.$$.log" 2>&1 &
+pgid=$!
+rc=0
+wait "$pgid" || rc=$?
+log=${TMPDIR:-/tmp}/aq-chaos.$$.log
+if ((rc != 0)); then
+	cat "$log"
+	rm -f "$log"
+	echo "chaos.sh: the soak failed" >&2
+	exit "$rc"
+fi
+grep -E 'chaos_test.go|^(--- |ok|PASS)' "$log" | sed -E 's/^ +chaos_test.go:[0-9]+: /  /'
+rm -f "$log"
