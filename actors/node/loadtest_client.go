@@ -13,8 +13,11 @@ import (
 // waiting for an operator's call, also after a fail-over.
 const keepAliveEvery = 5 * time.Second
 
-// keepLoadTests pokes the load-test grain now and every keepAliveEvery
-// until the returned stop is called; stop waits for the goroutine.
+// keepLoadTests pokes the load-test grain every keepAliveEvery until the
+// returned stop is called; stop waits for the goroutine. The first poke
+// waits one interval: right after start the member list is still settling,
+// and protoactor's identity lookup swaps its member list without a lock
+// (DEPENDENCIES.md), so a call in that moment races with the update.
 func keepLoadTests(c *Client) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -22,16 +25,16 @@ func keepLoadTests(c *Client) (stop func()) {
 		t := time.NewTicker(keepAliveEvery)
 		defer t.Stop()
 		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), keepAliveEvery)
 			err := c.call(ctx, LoadTestsID, KindLoadTests, opLTPing, LoadTestRequest{}, nil)
 			cancel()
 			if err != nil {
 				c.log.Debug("load-test grain not reached", "error", err)
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
 			}
 		}
 	})

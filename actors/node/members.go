@@ -23,6 +23,7 @@ type memberWatch struct {
 	// grain can be placed.
 	known     chan struct{}
 	knownOnce sync.Once
+	settled   func()
 
 	mu sync.Mutex
 	// mu guards members, rdv and waiters.
@@ -31,8 +32,12 @@ type memberWatch struct {
 	waiters map[string]map[chan struct{}]struct{} // by member address
 }
 
-func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger) *memberWatch {
-	w := &memberWatch{log: log, events: sys.EventStream, members: map[string]bool{}, known: make(chan struct{}),
+// newMemberWatch subscribes to sys's member lists. settled must return
+// only once the member list that is being published has been handed to
+// every subscriber (taking the member list's lock does that: it publishes
+// under it).
+func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger, settled func()) *memberWatch {
+	w := &memberWatch{log: log, events: sys.EventStream, members: map[string]bool{}, known: make(chan struct{}), settled: settled,
 		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}}
 	// The event stream calls subscribers synchronously, while the member
 	// list holds its lock: onTopology only updates maps and closes channels.
@@ -42,17 +47,6 @@ func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger) *memberWatch {
 		}
 	})
 	return w
-}
-
-// seed takes the member list that arrived before the watch subscribed
-// (members publish their first list while StartMember waits).
-func (w *memberWatch) seed(c *cluster.Cluster) {
-	// The member list publishes under its lock: taking it orders after us
-	// what the identity lookup took from that publication.
-	c.MemberList.GetActivatorMember("", "")
-	if ms := c.MemberList.Members().Members(); len(ms) > 0 {
-		w.onTopology(&cluster.ClusterTopology{Members: ms, Joined: ms})
-	}
 }
 
 func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
@@ -76,9 +70,15 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	}
 	n := len(w.members)
 	w.mu.Unlock()
-	// The identity lookup took this member list before us, in the same
-	// Publish: calls made after known is closed see it.
-	w.knownOnce.Do(func() { close(w.known) })
+	// The identity lookup takes the same member list in this Publish,
+	// after or before us: known is closed once the publication is over,
+	// so calls made after it find the identity lookup up to date.
+	w.knownOnce.Do(func() {
+		go func() {
+			w.settled()
+			close(w.known)
+		}()
+	})
 	sort.Strings(left)
 	sort.Strings(joined)
 	w.log.Info("cluster members changed", "members", n, "joined", joined, "left", left)

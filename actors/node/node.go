@@ -171,13 +171,17 @@ func Start(cfg Config) (*Node, error) {
 		return c.JSON(http.StatusOK, automanaged.NewNode(cfg.Name, n.system.ID, host, p, healthPort, kindNames))
 	})
 
+	// The watch subscribes before the cluster starts, as members publish
+	// their first member list while StartMember waits. (Reading the list
+	// afterwards would race with the provider's next update: protoactor
+	// hands it out without its lock.)
+	ml := n.cluster.MemberList
+	members := newMemberWatch(n.system, cfg.Deps.Logger, func() { ml.GetActivatorMember("", "") })
 	if cfg.Member {
 		n.cluster.StartMember()
 	} else {
 		n.cluster.StartClient()
 	}
-	members := newMemberWatch(n.system, cfg.Deps.Logger)
-	members.seed(n.cluster)
 	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
 	n.Client.views = n.Views
