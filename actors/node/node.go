@@ -176,6 +176,7 @@ func Start(cfg Config) (*Node, error) {
 	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
 	n.Client.views = n.Views
+	n.Client.joins = newBatcher(n.Client)
 	limit := cfg.StallLimit
 	if limit == 0 && (len(cfg.Peers) > 1 || !cfg.Member) {
 		limit = defaultStallLimit

@@ -42,6 +42,7 @@ const (
 	opResolve     = "resolve"
 	opList        = "list"
 	opHealthCheck = "health-check"
+	opJoinBatch   = "join-batch"
 )
 
 // Error codes carried in wire.Response.Code, translated to HTTP once, in
@@ -58,6 +59,9 @@ const (
 	CodeForbidden    = "forbidden"
 	CodeNoCode       = "no_code"
 	CodeInternal     = "internal"
+	// CodeLogUnavailable: the room's log cannot be written; answered at
+	// once, not after the call timeout (joinbatch.go).
+	CodeLogUnavailable = "log_unavailable"
 )
 
 // Error is an error answered by a grain, as a value.

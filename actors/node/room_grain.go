@@ -130,6 +130,8 @@ type roomGrain struct {
 	abandoning bool
 
 	stopTick chan struct{}
+
+	desk joinDesk
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -260,6 +262,8 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	switch req.Op {
 	case opJoin:
 		g.join(ctx)
+	case opJoinBatch:
+		g.joinBatch(ctx, req)
 	case opToken:
 		var r TokenRequest
 		if !decode(ctx, req, &r) {
@@ -507,7 +511,7 @@ func (g *roomGrain) blockSize() uint64 {
 	if b > maxBlock {
 		b = maxBlock
 	}
-	return b
+	return max(b, g.desk.pending)
 }
 
 // reserve queues a block reservation unless one is already on its way.
@@ -552,6 +556,7 @@ func (g *roomGrain) reserve() {
 		if len(g.waiters) > 0 {
 			g.reserve()
 		}
+		g.grantBatches(err)
 	}}
 	// Reservations go first: joins wait on them.
 	g.queue = append([]*task{t}, g.queue...)
@@ -593,9 +598,10 @@ func (g *roomGrain) pump() {
 
 func (g *roomGrain) onWriteDone(m *writeDone) {
 	g.writing = false
+	g.logWritten(m.res.err)
 	if m.res.err != nil {
 		g.log.Warn("write failed", "kind", m.task.kind, "error", m.res.err)
-		m.task.done(fmt.Errorf("%w: %v", persistence.ErrUnavailable, m.res.err))
+		m.task.done(fmt.Errorf("%w: %v", ErrLogUnavailable, m.res.err))
 		g.pump()
 		return
 	}
@@ -643,6 +649,7 @@ func (g *roomGrain) supersede() {
 		}
 	}
 	g.waiters = nil
+	g.failBatches(ErrSuperseded)
 	g.sys.Root.Poison(g.self)
 }
 
@@ -651,6 +658,7 @@ func (g *roomGrain) onTick() {
 		return
 	}
 	now := g.now()
+	g.checkBlockWait(now)
 	if now.Sub(g.rateWindow) >= time.Second {
 		// Exponentially weighted joins per second, for block sizing.
 		g.joinRate = 0.5*g.joinRate + 0.5*float64(g.joinsThisSecond)/now.Sub(g.rateWindow).Seconds()
