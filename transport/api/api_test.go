@@ -18,6 +18,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
@@ -34,10 +35,13 @@ type env struct {
 	srv *httptest.Server
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvOn(t, memlog.New()) }
+
+// newEnvOn is newEnv on the given log.
+func newEnvOn(t *testing.T, l persistence.Log) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
+	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: l, Sealer: sealer, Hash: sha, Logger: log}})
 	if err != nil {
 		t.Fatal(err)
 	}
