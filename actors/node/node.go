@@ -60,8 +60,10 @@ type Node struct {
 	cluster *cluster.Cluster
 	health  net.Listener
 	stall   *stallWatch
-	Views   *Views
-	Client  *Client
+	// partition fails the node when it is cut off from the majority.
+	partition *partitionWatch
+	Views     *Views
+	Client    *Client
 }
 
 // Start joins (or forms) the cluster.
@@ -182,6 +184,9 @@ func Start(cfg Config) (*Node, error) {
 		limit = defaultStallLimit
 	}
 	n.stall = newStallWatch(limit)
+	if cfg.Member {
+		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, n.stall.fail)
+	}
 	return n, nil
 }
 
@@ -202,6 +207,7 @@ func (n *Node) FailedErr() error {
 // Stop leaves the cluster: grains write their final checkpoints first.
 func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
+	n.partition.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	done := make(chan struct{})
@@ -221,6 +227,7 @@ func (n *Node) Stop(ctx context.Context) {
 // Kill drops the node without a graceful hand-over (tests of fail-over).
 func (n *Node) Kill() {
 	n.stall.close()
+	n.partition.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	n.cluster.Shutdown(false)

@@ -1,0 +1,45 @@
+package node
+
+import (
+	"testing"
+	"time"
+)
+
+// The majority rule: a member fails only after it has seen a majority and
+// then fewer than a majority for longer than the grace period.
+func TestPartitionWatch(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	type seen struct {
+		ms, members int
+	}
+	for _, tc := range []struct {
+		name   string
+		peers  int
+		seen   []seen
+		check  int
+		failed bool
+	}{
+		{"alone at start, never armed", 3, []seen{{0, 1}}, 10_000, false},
+		{"one peer of three lost", 3, []seen{{0, 3}, {100, 2}}, 10_000, false},
+		{"cut off from both peers", 3, []seen{{0, 3}, {100, 1}}, 2_200, true},
+		{"cut off, within the grace", 3, []seen{{0, 3}, {100, 1}}, 1_900, false},
+		{"a flap that heals", 3, []seen{{0, 3}, {100, 1}, {900, 3}}, 10_000, false},
+		{"five members, two left", 5, []seen{{0, 5}, {100, 3}}, 10_000, false},
+		{"five members, three left", 5, []seen{{0, 5}, {100, 2}}, 2_200, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got error
+			w := &partitionWatch{quorum: tc.peers/2 + 1, grace: 2 * time.Second, fail: func(err error) { got = err }}
+			for _, s := range tc.seen {
+				w.onTopology(s.members, at(s.ms))
+			}
+			if failed := w.check(at(tc.check)); failed != tc.failed || (got != nil) != tc.failed {
+				t.Fatalf("got failed %v (%v), want %v", failed, got, tc.failed)
+			}
+		})
+	}
+	if w := newPartitionWatch(nil, 2, time.Second, nil); w != nil {
+		t.Fatal("two members: got a watch, want the rule off")
+	}
+}
