@@ -185,7 +185,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.stall = newStallWatch(limit)
 	if cfg.Member {
-		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, n.stall.fail)
+		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
 	}
 	return n, nil
 }

@@ -23,6 +23,11 @@ import (
 // member held are activated on the majority side; fencing (journal.go)
 // keeps the numbers unique meanwhile.
 //
+// A member cut off from everything, itself included, keeps its last member
+// list (the provider publishes no list when no health check answers): then
+// the provider's own health error, persisting for longer than the grace
+// period, counts the same.
+//
 // With fewer than three members no majority survives the loss of one, and
 // a partition cannot be told from a peer's death: the rule is off there.
 
@@ -32,6 +37,8 @@ type partitionWatch struct {
 	quorum int
 	grace  time.Duration
 	fail   func(error)
+	// health is the provider's health: an error while no member answers.
+	health func() error
 	events *eventstream.EventStream
 	sub    *eventstream.Subscription
 	stop   chan struct{}
@@ -42,15 +49,18 @@ type partitionWatch struct {
 	seen  int
 	armed bool      // a majority has been seen
 	since time.Time // when the member list fell below quorum; zero while it is not
+	// unhealthy is when the provider's health error was first seen in a
+	// row; zero while it reports none.
+	unhealthy time.Time
 }
 
 // newPartitionWatch watches sys's member list for a cluster of peers
 // members; nil when the rule is off (fewer than three peers).
-func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, fail func(error)) *partitionWatch {
+func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, health func() error, fail func(error)) *partitionWatch {
 	if peers < 3 || grace <= 0 {
 		return nil
 	}
-	w := &partitionWatch{quorum: peers/2 + 1, grace: grace, fail: fail, events: sys.EventStream, stop: make(chan struct{})}
+	w := &partitionWatch{quorum: peers/2 + 1, grace: grace, health: health, fail: fail, events: sys.EventStream, stop: make(chan struct{})}
 	w.sub = sys.EventStream.Subscribe(func(ev any) {
 		if t, ok := ev.(*cluster.ClusterTopology); ok {
 			w.onTopology(len(t.Members), time.Now())
@@ -74,12 +84,28 @@ func (w *partitionWatch) onTopology(n int, now time.Time) {
 	}
 }
 
+// onHealth records the provider's health at now.
+func (w *partitionWatch) onHealth(err error, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err == nil:
+		w.unhealthy = time.Time{}
+	case w.armed && w.unhealthy.IsZero():
+		w.unhealthy = now
+	}
+}
+
 // check fails the node when the member list has stayed below quorum for
 // longer than grace at now; it reports whether it did.
 func (w *partitionWatch) check(now time.Time) bool {
 	w.mu.Lock()
-	since, seen := w.since, w.seen
+	since, seen, unhealthy := w.since, w.seen, w.unhealthy
 	w.mu.Unlock()
+	if !unhealthy.IsZero() && now.Sub(unhealthy) > w.grace {
+		w.fail(fmt.Errorf("this member has reached no member of the cluster, itself included, for %v: it is cut off from the others; restart it so that it joins under a new identity once it can reach them", now.Sub(unhealthy).Round(time.Millisecond)))
+		return true
+	}
 	if since.IsZero() || now.Sub(since) <= w.grace {
 		return false
 	}
@@ -96,11 +122,29 @@ func (w *partitionWatch) run() {
 		case <-w.stop:
 			return
 		case now := <-t.C:
-			if w.check(now) {
+			if w.health != nil {
+				select {
+				case err := <-w.askHealth():
+					w.onHealth(err, now)
+				case <-w.stop:
+					return
+				}
+			}
+			if w.check(time.Now()) {
 				return
 			}
 		}
 	}
+}
+
+// askHealth asks the provider for its health on a goroutine of its own:
+// the provider holds the lock of its answer for a whole round of health
+// checks (up to its 2 s timeout plus one TTL), and a stop must not wait for
+// that. The goroutine ends when the provider answers.
+func (w *partitionWatch) askHealth() <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- w.health() }()
+	return ch
 }
 
 func (w *partitionWatch) close() {

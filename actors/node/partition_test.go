@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -39,7 +40,25 @@ func TestPartitionWatch(t *testing.T) {
 			}
 		})
 	}
-	if w := newPartitionWatch(nil, 2, time.Second, nil); w != nil {
+	t.Run("no member answers, itself included", func(t *testing.T) {
+		var got error
+		w := &partitionWatch{quorum: 2, grace: 2 * time.Second, fail: func(err error) { got = err }}
+		w.onTopology(3, at(0))
+		w.onHealth(errors.New("monitor: no node answered"), at(100))
+		if w.check(at(1_000)) {
+			t.Fatal("failed within the grace")
+		}
+		w.onHealth(errors.New("monitor: no node answered"), at(2_000))
+		if !w.check(at(2_200)) || got == nil {
+			t.Fatal("got no failure after the grace")
+		}
+		w = &partitionWatch{quorum: 2, grace: 2 * time.Second, fail: func(error) {}}
+		w.onHealth(errors.New("monitor: no node answered"), at(0))
+		if w.check(at(10_000)) {
+			t.Fatal("failed before it ever saw a majority (starting alone)")
+		}
+	})
+	if w := newPartitionWatch(nil, 2, time.Second, nil, nil); w != nil {
 		t.Fatal("two members: got a watch, want the rule off")
 	}
 }
