@@ -186,6 +186,9 @@ func Start(cfg Config) (*Node, error) {
 	n.stall = newStallWatch(limit)
 	if cfg.Member {
 		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
+		// The lists published while the member started came before the
+		// watch subscribed.
+		n.partition.seed(n.cluster)
 	}
 	return n, nil
 }

@@ -71,6 +71,16 @@ func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, h
 	return w
 }
 
+// seed takes the member list that stood before the watch subscribed.
+func (w *partitionWatch) seed(c *cluster.Cluster) {
+	if w == nil {
+		return
+	}
+	if n := len(c.MemberList.Members().Members()); n > 0 {
+		w.onTopology(n, time.Now())
+	}
+}
+
 // onTopology records a member list of n members seen at now.
 func (w *partitionWatch) onTopology(n int, now time.Time) {
 	w.mu.Lock()

@@ -22,6 +22,8 @@ if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	command -v node >/dev/null || need_pkgs+=(nodejs npm)
 fi
 command -v nginx >/dev/null || need_pkgs+=(nginx)
+# The partition test (deploy/local/clustertest) cuts a member off with iptables.
+command -v iptables >/dev/null || need_pkgs+=(iptables)
 if ((${#need_pkgs[@]})); then
 	echo "== installing ${need_pkgs[*]}"
 	if [[ $(id -u) -ne 0 ]]; then
