@@ -47,7 +47,7 @@ func createRoom(t *testing.T, n *Node, slug string, rate float64) (id string, r 
 // gets a number of its own with a ticket the front accepts (invariant 1).
 func TestJoinsTravelInBatches(t *testing.T) {
 	n := startNode(t, memlog.New())
-	defer n.Kill()
+	stopNode(t, n)
 	id, r := createRoom(t, n, "batched", 60)
 	const workers, each = 64, 40
 	var (
@@ -103,7 +103,7 @@ func TestJoinsTravelInBatches(t *testing.T) {
 // numbers in the order they arrived at the front.
 func TestBatchKeepsArrivalOrder(t *testing.T) {
 	n := startNode(t, memlog.New())
-	defer n.Kill()
+	stopNode(t, n)
 	id, _ := createRoom(t, n, "ordered", 60)
 	b := n.Client.joins
 	b.mu.Lock()
@@ -183,7 +183,7 @@ func TestJoinsFailFastWhileTheLogIsDown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer n.Kill()
+			stopNode(t, n)
 			id, _ := createRoom(t, n, "outage", 60)
 			ctx := context.Background()
 			if _, err := n.Client.Join(ctx, id); err != nil {
@@ -251,4 +251,14 @@ func TestJoinsFailFastWhileTheLogIsDown(t *testing.T) {
 
 func startNodeLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// stopNode stops n gracefully when the test ends: a killed node's provider
+// keeps polling and delays the next node's first member list.
+func stopNode(t *testing.T, n *Node) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		n.Stop(ctx)
+	})
 }

@@ -188,7 +188,7 @@ func Start(cfg Config) (*Node, error) {
 		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
 		// The lists published while the member started came before the
 		// watch subscribed.
-		n.partition.seed(n.cluster)
+		n.partition.seed(members)
 	}
 	return n, nil
 }

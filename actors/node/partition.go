@@ -71,12 +71,13 @@ func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, h
 	return w
 }
 
-// seed takes the member list that stood before the watch subscribed.
-func (w *partitionWatch) seed(c *cluster.Cluster) {
+// seed takes the member list that stood before the watch subscribed, as
+// the client's member watch took it.
+func (w *partitionWatch) seed(m *memberWatch) {
 	if w == nil {
 		return
 	}
-	if n := len(c.MemberList.Members().Members()); n > 0 {
+	if n := m.count(); n > 0 {
 		w.onTopology(n, time.Now())
 	}
 }
