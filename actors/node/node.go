@@ -60,10 +60,11 @@ type Node struct {
 	cluster *cluster.Cluster
 	health  net.Listener
 	stall   *stallWatch
+	Views   *Views
+	Client  *Client
+
 	// partition fails the node when it is cut off from the majority.
 	partition *partitionWatch
-	Views     *Views
-	Client    *Client
 }
 
 // Start joins (or forms) the cluster.
