@@ -24,6 +24,7 @@ type Client struct {
 	log     *slog.Logger
 	views   *Views
 	members *memberWatch
+	joins   *batcher
 }
 
 // ErrUnavailable is returned when no member answered in time.
@@ -159,14 +160,11 @@ func (c *Client) target(identity, kind string) string {
 	return c.members.owner(identity, kind)
 }
 
-// Join draws the next number of room id.
+// Join draws the next number of room id, in one batch with the other joins
+// of the room on this node (batcher.go). It answers ErrLogUnavailable at
+// once while the room's log cannot be written.
 func (c *Client) Join(ctx context.Context, id string) (*JoinResult, error) {
-	var r JoinResult
-	if err := c.call(ctx, id, KindRoom, opJoin, struct{}{}, &r); err != nil {
-		return nil, err
-	}
-	c.views.offer(&r.View)
-	return &r, nil
+	return c.joins.join(ctx, id)
 }
 
 // Token asks for number n's admission token.

@@ -84,6 +84,13 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	w.log.Info("cluster members changed", "members", n, "joined", joined, "left", left)
 }
 
+// count is the number of current members.
+func (w *memberWatch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.members)
+}
+
 // isMember reports whether addr is a current member; before the first
 // member list arrives every address is taken to be one.
 func (w *memberWatch) isMember(addr string) bool {

@@ -64,6 +64,9 @@ type Node struct {
 	loadTests func()
 	Views     *Views
 	Client    *Client
+
+	// partition fails the node when it is cut off from the majority.
+	partition *partitionWatch
 }
 
 // Start joins (or forms) the cluster.
@@ -185,6 +188,7 @@ func Start(cfg Config) (*Node, error) {
 	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
 	n.Client.views = n.Views
+	n.Client.joins = newBatcher(n.Client)
 	limit := cfg.StallLimit
 	if limit == 0 && (len(cfg.Peers) > 1 || !cfg.Member) {
 		limit = defaultStallLimit
@@ -192,6 +196,10 @@ func Start(cfg Config) (*Node, error) {
 	n.stall = newStallWatch(limit)
 	if cfg.Member {
 		n.loadTests = keepLoadTests(n.Client)
+		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
+		// The lists published while the member started came before the
+		// watch subscribed.
+		n.partition.seed(members)
 	}
 	return n, nil
 }
@@ -214,6 +222,7 @@ func (n *Node) FailedErr() error {
 func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
 	n.stopLoadTests()
+	n.partition.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	done := make(chan struct{})
@@ -234,6 +243,7 @@ func (n *Node) Stop(ctx context.Context) {
 func (n *Node) Kill() {
 	n.stall.close()
 	n.stopLoadTests()
+	n.partition.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	shutdownCluster(n.cluster, n.cfg.Member, false)

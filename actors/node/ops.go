@@ -49,6 +49,7 @@ const (
 	opReport      = "report"
 	opLeave       = "leave"
 	opInstances   = "instances"
+	opJoinBatch   = "join-batch"
 )
 
 // Error codes carried in wire.Response.Code, translated to HTTP once, in
@@ -65,6 +66,9 @@ const (
 	CodeForbidden    = "forbidden"
 	CodeNoCode       = "no_code"
 	CodeInternal     = "internal"
+	// CodeLogUnavailable: the room's log cannot be written; answered at
+	// once, not after the call timeout (joinbatch.go).
+	CodeLogUnavailable = "log_unavailable"
 )
 
 // Error is an error answered by a grain, as a value.

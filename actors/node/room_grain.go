@@ -144,6 +144,7 @@ type roomGrain struct {
 
 	// poll schedules the self-regulating rate's health checks.
 	poll poller
+	desk joinDesk
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -276,6 +277,8 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	switch req.Op {
 	case opJoin:
 		g.join(ctx)
+	case opJoinBatch:
+		g.joinBatch(ctx, req)
 	case opToken:
 		var r TokenRequest
 		if !decode(ctx, req, &r) {
@@ -538,7 +541,7 @@ func (g *roomGrain) blockSize() uint64 {
 	if b > maxBlock {
 		b = maxBlock
 	}
-	return b
+	return max(b, g.desk.pending)
 }
 
 // reserve queues a block reservation unless one is already on its way.
@@ -583,6 +586,7 @@ func (g *roomGrain) reserve() {
 		if len(g.waiters) > 0 {
 			g.reserve()
 		}
+		g.grantBatches(err)
 	}}
 	// Reservations go first: joins wait on them.
 	g.queue = append([]*task{t}, g.queue...)
@@ -624,9 +628,10 @@ func (g *roomGrain) pump() {
 
 func (g *roomGrain) onWriteDone(m *writeDone) {
 	g.writing = false
+	g.logWritten(m.res.err)
 	if m.res.err != nil {
 		g.log.Warn("write failed", "kind", m.task.kind, "error", m.res.err)
-		m.task.done(fmt.Errorf("%w: %v", persistence.ErrUnavailable, m.res.err))
+		m.task.done(fmt.Errorf("%w: %v", ErrLogUnavailable, m.res.err))
 		g.pump()
 		return
 	}
@@ -675,6 +680,7 @@ func (g *roomGrain) supersede() {
 	}
 	g.waiters = nil
 	g.poll.stop()
+	g.failBatches(ErrSuperseded)
 	g.sys.Root.Poison(g.self)
 }
 
@@ -683,6 +689,7 @@ func (g *roomGrain) onTick() {
 		return
 	}
 	now := g.now()
+	g.checkBlockWait(now)
 	if now.Sub(g.rateWindow) >= time.Second {
 		// Exponentially weighted joins per second, for block sizing.
 		g.joinRate = 0.5*g.joinRate + 0.5*float64(g.joinsThisSecond)/now.Sub(g.rateWindow).Seconds()

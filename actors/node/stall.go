@@ -54,15 +54,21 @@ func (w *stallWatch) run() {
 			// the tick's own time is when it was due, not when it came.
 			now := time.Now()
 			if gap := now.Sub(last); gap > w.limit {
-				w.once.Do(func() {
-					w.err = fmt.Errorf("this node did not run for %v (more than the %v after which the cluster drops a member): its member list can no longer be trusted; restart it so that it joins under a new identity", gap.Round(time.Millisecond), w.limit)
-					close(w.failed)
-				})
+				w.fail(fmt.Errorf("this node did not run for %v (more than the %v after which the cluster drops a member): its member list can no longer be trusted; restart it so that it joins under a new identity", gap.Round(time.Millisecond), w.limit))
 				return
 			}
 			last = now
 		}
 	}
+}
+
+// fail ends the node's part in the cluster with err; only the first
+// failure counts.
+func (w *stallWatch) fail(err error) {
+	w.once.Do(func() {
+		w.err = err
+		close(w.failed)
+	})
 }
 
 func (w *stallWatch) close() {

@@ -252,3 +252,11 @@ func (v *Views) stop() {
 		v.wg.Wait()
 	})
 }
+
+// cached returns the cached room id without asking the cluster; nil when
+// this node holds none.
+func (v *Views) cached(id string) *Room {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.rooms[id]
+}

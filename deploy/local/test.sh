@@ -27,6 +27,8 @@ fi
 command -v nginx >/dev/null || need_pkgs+=(nginx)
 # njs: the edge gate's browser test runs nginx with it.
 [[ -f /usr/lib/nginx/modules/ngx_http_js_module.so ]] || need_pkgs+=(libnginx-mod-http-js)
+# The partition test (deploy/local/clustertest) cuts a member off with iptables.
+command -v iptables >/dev/null || need_pkgs+=(iptables)
 if ((${#need_pkgs[@]})); then
 	echo "== installing ${need_pkgs[*]}"
 	if [[ $(id -u) -ne 0 ]]; then

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
@@ -35,6 +36,12 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, func(*node.Deps, *Config) {}) }
+
+// newEnvOn is newEnv on the given log.
+func newEnvOn(t *testing.T, l persistence.Log) *env {
+	t.Helper()
+	return newEnvWith(t, func(d *node.Deps, _ *Config) { d.Log = l })
+}
 
 // newEnvWith is newEnv with the node's deps and the server's config
 // changed by edit before they start.

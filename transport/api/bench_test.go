@@ -162,9 +162,21 @@ func BenchmarkStatus(b *testing.B) {
 // BenchmarkJoin measures POST /queue/<slug>/join through the room grain:
 // the grain call, a number from the reserved block (blocks are written to
 // the embedded log and fsynced as they run out), the signed ticket and the
-// answer.
+// answer. "floor" is a bare net/http handler answering the bytes of a real
+// join answer to the same client as "http", so the two give the
+// ours/floor ratio in one run.
 func BenchmarkJoin(b *testing.B) {
 	f := newBenchFront(b, 100_000)
+	_, sample := f.serve(http.MethodPost, "/queue/bench/join", "", "")
+	floor := &benchFront{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(sample)
+	})}
+	b.Run("floor", func(b *testing.B) {
+		floor.httpLoop(b, http.MethodPost, func(int) string { return "/queue/bench/join" })
+	})
 	b.Run("handler", func(b *testing.B) {
 		f.serveLoop(b, http.StatusOK, func(int) *http.Request {
 			return httptest.NewRequest(http.MethodPost, "/queue/bench/join", http.NoBody)

@@ -179,13 +179,18 @@ type cluster struct {
 	peers   []string
 	members []*proc
 	front   *proc
+	// prepare, when set, adjusts a node's command before it starts.
+	prepare func(name string, cmd *exec.Cmd)
 }
 
 // startCluster starts members (roles front,actor) and one front node, and
 // waits until every node answers healthz and the front reaches a grain.
-func startCluster(t *testing.T, brokers []string, members int) *cluster {
+func startCluster(t *testing.T, brokers []string, members int, options ...func(*cluster)) *cluster {
 	t.Helper()
 	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(8), key: randomHex(32)}
+	for _, o := range options {
+		o(c)
+	}
 	type ports struct{ http, remote, health int }
 	ps := make([]ports, members)
 	for i := range ps {
@@ -229,6 +234,9 @@ func (c *cluster) start(name string, member bool, httpPort, remotePort, healthPo
 	p.cmd = exec.Command(binary(t), args...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	p.cmd.Env = append(os.Environ(), "AQ_MASTER_KEY="+c.key)
+	if c.prepare != nil {
+		c.prepare(name, p.cmd)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

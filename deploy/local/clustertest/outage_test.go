@@ -89,4 +89,44 @@ func TestBrokerOutageDuringJoins(t *testing.T) {
 	}
 	t.Logf("broker down %v; the first new number %v after kafka.sh start returned (%s)", up.Sub(down).Round(time.Millisecond),
 		resumed.Round(time.Millisecond), summary(recs))
+	checkFailFast(t, recs, down, up)
+}
+
+// checkFailFast asserts that joins refused while the broker was down were
+// refused as log_unavailable, quickly: a visitor gets the 503 instead of
+// waiting out the call timeout. It logs how long after the stop the first
+// 503 came and how long 503 answers took.
+func checkFailFast(t *testing.T, recs []joined, down, up time.Time) {
+	t.Helper()
+	var (
+		first        time.Time
+		n, logDown   int
+		slowest, sum time.Duration
+	)
+	for _, j := range recs {
+		if j.status != 503 || j.start.Before(down) || j.start.After(up) {
+			continue
+		}
+		n++
+		if j.body["error"] == "log_unavailable" {
+			logDown++
+		}
+		d := j.end.Sub(j.start)
+		sum += d
+		slowest = max(slowest, d)
+		if first.IsZero() || j.end.Before(first) {
+			first = j.end
+		}
+	}
+	if n == 0 {
+		t.Fatal("no join was refused while the broker was down")
+	}
+	t.Logf("fail fast: first 503 %v after the broker stopped; %d answers 503 while down (%d log_unavailable), mean %v, slowest %v",
+		first.Sub(down).Round(time.Millisecond), n, logDown, (sum / time.Duration(n)).Round(time.Millisecond), slowest.Round(time.Millisecond))
+	if logDown == 0 {
+		t.Fatal("no 503 while the broker was down said log_unavailable")
+	}
+	if slowest > 5*time.Second {
+		t.Fatalf("a 503 took %v while the broker was down, want it at once rather than after the call timeout", slowest)
+	}
 }

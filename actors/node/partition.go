@@ -1,0 +1,172 @@
+package node
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/eventstream"
+)
+
+// A member cut off from the others by the network (it runs, but its health
+// checks of the others and theirs of it time out) ends like a stalled one
+// (stall.go): its peers drop it, it drops them, and protoactor never admits
+// it again under the same identity, so its member list and theirs disagree
+// for good. It cannot tell a partition from the others' deaths; what it can
+// tell is that it no longer sees a majority of the members it was started
+// with. A member that has seen a majority and then sees fewer than a
+// majority for longer than a grace period gives up, so that it is restarted
+// and joins again under a new identity once the network lets it. The
+// majority side keeps serving: it still sees a majority. Grains the cut-off
+// member held are activated on the majority side; fencing (journal.go)
+// keeps the numbers unique meanwhile.
+//
+// A member cut off from everything, itself included, keeps its last member
+// list (the provider publishes no list when no health check answers): then
+// the provider's own health error, persisting for longer than the grace
+// period, counts the same.
+//
+// With fewer than three members no majority survives the loss of one, and
+// a partition cannot be told from a peer's death: the rule is off there.
+
+// partitionWatch follows the member list and fails the node when it has
+// seen fewer than quorum members for longer than grace.
+type partitionWatch struct {
+	quorum int
+	grace  time.Duration
+	fail   func(error)
+	// health is the provider's health: an error while no member answers.
+	health func() error
+	events *eventstream.EventStream
+	sub    *eventstream.Subscription
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu sync.Mutex
+	// mu guards seen, armed and since.
+	seen  int
+	armed bool      // a majority has been seen
+	since time.Time // when the member list fell below quorum; zero while it is not
+	// unhealthy is when the provider's health error was first seen in a
+	// row; zero while it reports none.
+	unhealthy time.Time
+}
+
+// newPartitionWatch watches sys's member list for a cluster of peers
+// members; nil when the rule is off (fewer than three peers).
+func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, health func() error, fail func(error)) *partitionWatch {
+	if peers < 3 || grace <= 0 {
+		return nil
+	}
+	w := &partitionWatch{quorum: peers/2 + 1, grace: grace, health: health, fail: fail, events: sys.EventStream, stop: make(chan struct{})}
+	w.sub = sys.EventStream.Subscribe(func(ev any) {
+		if t, ok := ev.(*cluster.ClusterTopology); ok {
+			w.onTopology(len(t.Members), time.Now())
+		}
+	})
+	w.wg.Add(1)
+	go w.run()
+	return w
+}
+
+// seed takes the member list that stood before the watch subscribed, as
+// the client's member watch took it.
+func (w *partitionWatch) seed(m *memberWatch) {
+	if w == nil {
+		return
+	}
+	if n := m.count(); n > 0 {
+		w.onTopology(n, time.Now())
+	}
+}
+
+// onTopology records a member list of n members seen at now.
+func (w *partitionWatch) onTopology(n int, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = n
+	switch {
+	case n >= w.quorum:
+		w.armed, w.since = true, time.Time{}
+	case w.armed && w.since.IsZero():
+		w.since = now
+	}
+}
+
+// onHealth records the provider's health at now.
+func (w *partitionWatch) onHealth(err error, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err == nil:
+		w.unhealthy = time.Time{}
+	case w.armed && w.unhealthy.IsZero():
+		w.unhealthy = now
+	}
+}
+
+// check fails the node when the member list has stayed below quorum for
+// longer than grace at now; it reports whether it did.
+func (w *partitionWatch) check(now time.Time) bool {
+	w.mu.Lock()
+	since, seen, unhealthy := w.since, w.seen, w.unhealthy
+	w.mu.Unlock()
+	if !unhealthy.IsZero() && now.Sub(unhealthy) > w.grace {
+		w.fail(fmt.Errorf("this member has reached no member of the cluster, itself included, for %v: it is cut off from the others; restart it so that it joins under a new identity once it can reach them", now.Sub(unhealthy).Round(time.Millisecond)))
+		return true
+	}
+	if since.IsZero() || now.Sub(since) <= w.grace {
+		return false
+	}
+	w.fail(fmt.Errorf("this member has seen only %d of the cluster's members (fewer than the majority of %d) for %v: it is cut off from the others; restart it so that it joins under a new identity once it can reach them", seen, w.quorum, now.Sub(since).Round(time.Millisecond)))
+	return true
+}
+
+func (w *partitionWatch) run() {
+	defer w.wg.Done()
+	t := time.NewTicker(min(w.grace/4, 250*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case now := <-t.C:
+			if w.health != nil {
+				select {
+				case err := <-w.askHealth():
+					w.onHealth(err, now)
+				case <-w.stop:
+					return
+				}
+			}
+			if w.check(time.Now()) {
+				return
+			}
+		}
+	}
+}
+
+// askHealth asks the provider for its health on a goroutine of its own:
+// the provider holds the lock of its answer for a whole round of health
+// checks (up to its 2 s timeout plus one TTL), and a stop must not wait for
+// that. The goroutine ends when the provider answers.
+func (w *partitionWatch) askHealth() <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- w.health() }()
+	return ch
+}
+
+func (w *partitionWatch) close() {
+	if w == nil {
+		return
+	}
+	w.events.Unsubscribe(w.sub)
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	w.wg.Wait()
+}
