@@ -45,6 +45,13 @@ func driveAnswers(c *docClient) {
 	c.call(200, "PATCH", sites+"/"+id, admin, site)
 	c.call(422, "PATCH", sites+"/"+id, admin, map[string]any{"name": "Spring sale", "ratePerMinute": 0})
 
+	// Empty lists are lists.
+	c.call(200, "GET", sites+"/"+id+"/keys", admin, nil)
+	c.call(200, "GET", sites+"/"+id+"/bypass-codes", admin, nil)
+	c.call(200, "GET", "/api/admin/queue/loadtests", admin, nil)
+	c.call(200, "GET", "/api/admin/queue/schedules", admin, nil)
+	c.call(200, "GET", sites+"/"+id+"/rate-log", admin, nil)
+
 	// Keys: created once, listed without the key; a key's reach.
 	key := c.call(201, "POST", sites+"/"+id+"/keys", admin, map[string]any{"name": "ci"})
 	c.call(200, "GET", sites+"/"+id+"/keys", admin, nil)
@@ -140,7 +147,8 @@ func driveAnswers(c *docClient) {
 	if test != nil {
 		testID = test["site"].(map[string]any)["id"].(string)
 	}
-	spec := map[string]any{"siteId": testID, "profile": "status", "ratePerSecond": 5, "durationSeconds": 2}
+	// Long enough to be running still when it is stopped below.
+	spec := map[string]any{"siteId": testID, "profile": "status", "ratePerSecond": 5, "durationSeconds": 60}
 	c.call(422, "POST", "/api/admin/queue/loadtests", admin, map[string]any{"siteId": id, "profile": "status", "ratePerSecond": 5, "durationSeconds": 2})
 	c.call(403, "POST", "/api/admin/queue/loadtests", qak, spec)
 	run := c.call(201, "POST", "/api/admin/queue/loadtests", admin, spec)

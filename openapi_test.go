@@ -104,16 +104,20 @@ func compareRoutes(routes []*echo.Route, documented []string) (undocumented, mis
 	return undocumented, missing
 }
 
-// startInProcess runs serve in this process, as the binary does, on port 0
-// with the embedded log in t.TempDir, and returns its base URL and router.
+// startInProcess runs serve in this process, as the binary does, on a free
+// loopback port with the embedded log in t.TempDir, and returns its base URL
+// and router.
 func startInProcess(t *testing.T) (string, *echo.Echo) {
 	t.Helper()
 	env := map[string]string{
 		// The health-check test calls a server of this test on loopback.
 		envName("allow-private-health-urls"): "true",
 	}
-	cfg, err := parseServeFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--admin-token", docAdminToken,
-		"--log-level", "warn", "--public-url", "http://127.0.0.1:1"}, func(k string) string { return env[k] })
+	// A port the kernel picks, given as the public URL too: load tests send
+	// their requests to the public URL.
+	addr := freeAddr(t)
+	cfg, err := parseServeFlags([]string{"--addr", addr, "--data-dir", t.TempDir(), "--admin-token", docAdminToken,
+		"--log-level", "warn", "--public-url", "http://" + addr}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
