@@ -251,3 +251,48 @@ func readFrame(c *docClient, conn *websocket.Conn, path string) {
 		c.t.Error(err)
 	}
 }
+
+// checkSecurity holds every admin operation to the security the document
+// states: without credentials it answers 401; a room's key gets 403 from
+// the operations that name only the admin token, and gets past the
+// credentials check of those that name roomKey.
+func checkSecurity(c *docClient) {
+	c.t.Helper()
+	created := c.call(201, "POST", "/api/admin/queue/sites", docAdminToken, map[string]any{"slug": "docs-security", "name": "Guarded", "ratePerMinute": 60})
+	if created == nil {
+		return
+	}
+	id := created["site"].(map[string]any)["id"].(string)
+	key := c.call(201, "POST", "/api/admin/queue/sites/"+id+"/keys", docAdminToken, map[string]any{"name": "security"})
+	qak, _ := key["key"].(string)
+	for _, op := range c.doc.operations() {
+		if !strings.HasPrefix(op.template, "/api/admin/") || op.socket {
+			continue
+		}
+		path := op.template
+		for _, s := range strings.Split(op.template, "/") {
+			if strings.HasPrefix(s, "{") {
+				v := "no-such-item"
+				if s == "{id}" && strings.HasPrefix(op.template, "/api/admin/queue/sites/") {
+					v = id
+				}
+				path = strings.Replace(path, s, v, 1)
+			}
+		}
+		c.call(401, op.method, path, "", nil)
+		if len(op.schemes) == 0 {
+			c.t.Errorf("%s %s: an admin operation without security", op.method, op.template)
+		}
+		if !op.schemes["roomKey"] {
+			c.call(403, op.method, path, qak, nil)
+			continue
+		}
+		st, h, b := c.raw(op.method, path, qak, nil)
+		if st == http.StatusUnauthorized || st == http.StatusForbidden {
+			c.t.Errorf("%s %s: a key of the room got %d, but the document lets roomKey call it (%.200s)", op.method, op.template, st, b)
+		}
+		if err := c.doc.checkAnswer(op.method, path, st, h, b); err != nil {
+			c.t.Error(err)
+		}
+	}
+}

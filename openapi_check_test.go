@@ -370,3 +370,36 @@ func (d *apiDoc) pathParams(p, base string) []string {
 	}
 	return errs
 }
+
+// docOperation is one operation of the document.
+type docOperation struct {
+	method, template string
+	// schemes names the security schemes that may call it (none: public).
+	schemes map[string]bool
+	socket  bool // a WebSocket upgrade (x-frames)
+}
+
+func (d *apiDoc) operations() []docOperation {
+	var out []docOperation
+	paths, _ := d.raw["paths"].(map[string]any)
+	for p, item := range paths {
+		ops, _ := item.(map[string]any)
+		for _, m := range httpMethods {
+			op, ok := ops[m].(map[string]any)
+			if !ok {
+				continue
+			}
+			o := docOperation{method: strings.ToUpper(m), template: p, schemes: map[string]bool{}}
+			_, o.socket = op["x-frames"]
+			sec, _ := op["security"].([]any)
+			for _, req := range sec {
+				for name := range req.(map[string]any) {
+					o.schemes[name] = true
+				}
+			}
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].template+out[i].method < out[j].template+out[j].method })
+	return out
+}

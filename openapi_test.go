@@ -64,6 +64,7 @@ func TestOpenAPI(t *testing.T) {
 	t.Run("answers match the schemas", func(t *testing.T) {
 		c.t = t
 		driveAnswers(c)
+		checkSecurity(c)
 		if un := doc.unanswered(); len(un) > 0 {
 			t.Errorf("documented operations without a validated answer (drive them in driveAnswers):\n\t%s", strings.Join(un, "\n\t"))
 		}
