@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -402,4 +403,32 @@ func (d *apiDoc) operations() []docOperation {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].template+out[i].method < out[j].template+out[j].method })
 	return out
+}
+
+// oasSchemaID is the $id of testdata/oas-3.1/schema.json.
+const oasSchemaID = "https://spec.openapis.org/oas/3.1/schema/2021-04-15"
+
+// validOpenAPI validates the document b against the OpenAPI 3.1 schema.
+func validOpenAPI(b []byte) error {
+	raw, err := os.ReadFile("testdata/oas-3.1/schema.json")
+	if err != nil {
+		return err
+	}
+	meta, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(oasSchemaID, meta); err != nil {
+		return err
+	}
+	s, err := c.Compile(oasSchemaID)
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	return s.Validate(doc)
 }

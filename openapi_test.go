@@ -45,6 +45,11 @@ func TestOpenAPI(t *testing.T) {
 	c.doc = doc
 	c.call(200, "GET", "/api/openapi.json", "", nil)
 
+	t.Run("valid OpenAPI 3.1", func(t *testing.T) {
+		if err := validOpenAPI(body); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("schemas compile", func(t *testing.T) {
 		for _, err := range doc.compileAll() {
 			t.Error(err)
