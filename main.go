@@ -36,6 +36,19 @@ func main() {
 			fmt.Fprintln(os.Stderr, "aditus-queue serve:", err)
 			os.Exit(1)
 		}
+	case "proxy":
+		cfg, err := parseProxyFlags(os.Args[2:], os.Getenv)
+		if err != nil {
+			if err == errHelp {
+				os.Exit(0)
+			}
+			fmt.Fprintln(os.Stderr, "aditus-queue proxy:", err)
+			os.Exit(2)
+		}
+		if err := runProxy(ctx, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "aditus-queue proxy:", err)
+			os.Exit(1)
+		}
 	case "bench":
 		os.Exit(bench.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "version", "--version", "-version":
@@ -54,6 +67,7 @@ func usage() {
 
 commands:
   serve     run a node (aditus-queue serve --help for its flags)
+  proxy     reverse proxy with capacity rooms (aditus-queue proxy --config FILE [--addr :8080])
   bench     load tests and benchmarks (aditus-queue bench --help)
   version   print the version
 `)

@@ -174,6 +174,12 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 	if st, _ := s.call("GET", "/api/admin/queue/sites", tok, nil); st != 200 {
 		t.Fatalf("generated token refused: %d", st)
 	}
+	// The README's way in: open /admin/ and sign in with the printed token.
+	if res, err := http.Get(s.base + "/admin/"); err != nil || res.StatusCode != 200 || res.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("console at /admin/: %v %v", err, res)
+	} else {
+		res.Body.Close()
+	}
 	s.term()
 	s2 := startServer(t, dir, freeAddr(t))
 	if strings.Contains(s2.output(), tok) || strings.Contains(s2.output(), "aqa_") {

@@ -20,7 +20,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
+	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/dashboard"
+	"github.com/aditus-queue/aditus-queue/dashboard/instances"
+	"github.com/aditus-queue/aditus-queue/dashboard/live"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
@@ -38,6 +44,11 @@ type serveConfig struct {
 	LogFormat, LogLevel, MasterKey, PprofAddr                      string
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
+	LoadTestMaxRate, LoadTestMaxSeconds                            int
+	// AllowPrivateHealthURLs lets autoRate health URLs reach loopback and
+	// private addresses (tests, shops on a private network).
+	AllowPrivateHealthURLs bool
+	ProxyConfig, ProxyAddr string
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -79,6 +90,13 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
 	str(&c.ClusterHealth, "cluster-health", "", "host:port of this member's cluster health endpoint (default: cluster-host, any port)")
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
+	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
+	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
+	allowPrivate := getenv(envName("allow-private-health-urls"))
+	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
+		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
+	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
+	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -108,6 +126,12 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return nil, fmt.Errorf("--log-format must be text or json")
 	}
+	if c.LoadTestMaxRate < 1 || c.LoadTestMaxRate > load.MaxRate {
+		return nil, fmt.Errorf("--loadtest-max-rate must be 1–%d", load.MaxRate)
+	}
+	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
+		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
+	}
 	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
 		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
 	}
@@ -116,6 +140,15 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 
 func envName(flagName string) string {
 	return "AQ_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// roles lists this node's roles, as the instances endpoint shows them.
+func (c *serveConfig) roles() []string {
+	var out []string
+	for _, r := range strings.Split(c.Roles, ",") {
+		out = append(out, strings.TrimSpace(r))
+	}
+	return out
 }
 
 func (c *serveConfig) has(role string) bool {
@@ -199,19 +232,42 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if c.LogLevel != "debug" {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
 	}
+	guard := &health.Guard{AllowPrivate: c.AllowPrivateHealthURLs}
+	errc0 := make(chan error, 3)
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
 		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
-		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg)},
+		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg),
+			LoadTests: node.LoadTestDeps{BaseURL: strings.TrimRight(c.PublicURL, "/")}, Health: health.NewHTTP(guard)},
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
+	if c.ProxyConfig != "" {
+		stopProxy, err := startProxy(c.ProxyConfig, c.ProxyAddr, strings.TrimRight(c.PublicURL, "/"), n, sealer, logger, errc0)
+		if err != nil {
+			n.Stop(context.Background())
+			return err
+		}
+		defer stopProxy()
+	}
 	hub := ws.NewHub(n.Views, logger, time.Now)
+	console, err := dashboard.New(dashboard.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
+	if err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
+	liveHub := live.New(live.Config{Client: n.Client, AdminHash: adminHash, Hash: seal.HashSecret, Logger: logger})
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: reg, Extra: []func(*echo.Echo){hub.Register}})
+		Hash: seal.HashSecret, Logger: logger, Registry: reg,
+		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
+		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
+		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
+		HealthGuard:    guard})
+	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
+		Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"), Logger: logger,
+		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 2)
+	errc := errc0
 	go func() { errc <- httpSrv.Serve(ln) }()
 	if pprofLn != nil {
 		defer servePprof(pprofLn, errc)()
@@ -239,6 +295,8 @@ func serve(ctx context.Context, c *serveConfig) error {
 	defer cancel()
 	_ = httpSrv.Shutdown(sctx)
 	hub.Close()
+	liveHub.Close()
+	reporter.Stop(sctx)
 	n.Stop(sctx)
 	return failed
 }

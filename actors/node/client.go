@@ -205,7 +205,8 @@ func (c *Client) Create(ctx context.Context, cfg room.Config, actor string) (*Cr
 func (c *Client) Admin(ctx context.Context, id, op string, req AdminRequest, out any) error {
 	switch op {
 	case opGet, opConfigure, opDelete, opRotate, opKeyAdd, opKeyList, opKeyRemove,
-		opCodeAdd, opCodeList, opCodeChange, opCodeRemove, opAudit, opAuthKey:
+		opCodeAdd, opCodeList, opCodeChange, opCodeRemove, opAudit, opAuthKey,
+		opHealthCheck, opRateLog:
 	default:
 		return fmt.Errorf("unknown admin operation %q", op)
 	}
@@ -239,6 +240,10 @@ const (
 	OpCodeRemove = opCodeRemove
 	OpAudit      = opAudit
 	OpAuthKey    = opAuthKey
+	// OpHealthCheck is the self-regulating rate's test call
+	// (HealthTestResult); OpRateLog lists its adjustments, newest first.
+	OpHealthCheck = opHealthCheck
+	OpRateLog     = opRateLog
 )
 
 // List returns every room's directory entry.

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sort"
 	"time"
@@ -91,16 +92,8 @@ func (g *directoryGrain) activate() {
 }
 
 func (g *directoryGrain) handle(ctx actor.Context, req *wire.Request) {
-	if g.dead {
-		ctx.Respond(errResponse(ErrSuperseded))
+	if !serving(ctx, g.dead, &g.ready, g.activate) {
 		return
-	}
-	if !g.ready {
-		g.activate()
-		if !g.ready {
-			ctx.Respond(errResponse(persistence.ErrUnavailable))
-			return
-		}
 	}
 	var e DirectoryEntry
 	if !decode(ctx, req, &e) {
@@ -152,19 +145,15 @@ func (g *directoryGrain) write(e dirEvent, result any) *wire.Response {
 	if err != nil {
 		return errResponse(err)
 	}
-	res := g.j.write(context.Background(), g.j.verified, [][]byte{b})
-	if res.err != nil {
-		return errResponse(persistence.ErrUnavailable)
+	n := 0
+	err = g.j.commit([][]byte{b}, func(off int64, data []byte) { g.st.apply(off, data); n++ })
+	if errors.Is(err, ErrSuperseded) {
+		g.dead = true
 	}
-	for _, r := range res.records {
-		if g.j.foreignMarker(r.Offset, r.Data) {
-			g.dead = true
-			return errResponse(ErrSuperseded)
-		}
-		g.st.apply(r.Offset, r.Data)
+	if err != nil {
+		return errResponse(err)
 	}
-	g.j.verified = res.last
-	if g.since += len(res.records); g.since >= 200 {
+	if g.since += n; g.since >= 200 {
 		g.since = 0
 		g.snapshot()
 	}

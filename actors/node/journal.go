@@ -145,3 +145,24 @@ func isActivated(data []byte) bool {
 	}
 	return probe.Type == "activated"
 }
+
+// commit appends data, reads the stream back from the last verified
+// offset and hands every record to apply, in order, advancing verified.
+// It is for grains that write synchronously from their Receive. It
+// returns ErrSuperseded, having applied nothing further, when another
+// activation's marker is read back, and persistence.ErrUnavailable when
+// the write or the read-back failed.
+func (j *journal) commit(data [][]byte, apply func(offset int64, data []byte)) error {
+	res := j.write(context.Background(), j.verified, data)
+	if res.err != nil {
+		return persistence.ErrUnavailable
+	}
+	for _, r := range res.records {
+		if j.foreignMarker(r.Offset, r.Data) {
+			return ErrSuperseded
+		}
+		apply(r.Offset, r.Data)
+	}
+	j.verified = res.last
+	return nil
+}

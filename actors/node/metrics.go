@@ -11,6 +11,8 @@ type Metrics struct {
 	// counts bypass-code admissions, which take no slot.
 	Admissions prometheus.Counter
 	Bypasses   prometheus.Counter
+	// Rooms are the per-room gauges of the rooms hosted here.
+	Rooms *RoomGauges
 }
 
 // NewMetrics registers the grain counters with reg.
@@ -23,5 +25,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Bypasses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_bypass_admissions_total", Help: "Admission tokens minted for a bypass code."}),
 	}
 	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses)
+	m.Rooms = newRoomGauges(reg)
 	return m
 }

@@ -60,8 +60,10 @@ type Node struct {
 	cluster *cluster.Cluster
 	health  net.Listener
 	stall   *stallWatch
-	Views   *Views
-	Client  *Client
+	// loadTests keeps the load-test grain activated (stopped by Stop).
+	loadTests func()
+	Views     *Views
+	Client    *Client
 }
 
 // Start joins (or forms) the cluster.
@@ -148,6 +150,9 @@ func Start(cfg Config) (*Node, error) {
 		kinds = append(kinds,
 			cluster.NewKind(KindRoom, actor.PropsFromProducer(func() actor.Actor { return newRoomGrain(d) })),
 			cluster.NewKind(KindDirectory, actor.PropsFromProducer(func() actor.Actor { return newDirectoryGrain(d) })),
+			cluster.NewKind(KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
+			cluster.NewKind(KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
+			cluster.NewKind(KindRegistry, actor.PropsFromProducer(func() actor.Actor { return newRegistryGrain(d) })),
 		)
 	}
 	ccfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,
@@ -181,6 +186,9 @@ func Start(cfg Config) (*Node, error) {
 		limit = defaultStallLimit
 	}
 	n.stall = newStallWatch(limit)
+	if cfg.Member {
+		n.loadTests = keepLoadTests(n.Client)
+	}
 	return n, nil
 }
 
@@ -201,6 +209,7 @@ func (n *Node) FailedErr() error {
 // Stop leaves the cluster: grains write their final checkpoints first.
 func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
+	n.stopLoadTests()
 	n.Views.stop()
 	n.Client.members.stop()
 	done := make(chan struct{})
@@ -220,6 +229,7 @@ func (n *Node) Stop(ctx context.Context) {
 // Kill drops the node without a graceful hand-over (tests of fail-over).
 func (n *Node) Kill() {
 	n.stall.close()
+	n.stopLoadTests()
 	n.Views.stop()
 	n.Client.members.stop()
 	shutdownCluster(n.cluster, n.cfg.Member, false)

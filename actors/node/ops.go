@@ -15,6 +15,8 @@ const (
 	KindRoom      = "room"
 	KindDirectory = "directory"
 	DirectoryID   = "directory"
+	KindRegistry  = "registry"
+	RegistryID    = "instances"
 )
 
 // Operations of the room grain. Each names a JSON request and result type.
@@ -42,6 +44,11 @@ const (
 	opResolve     = "resolve"
 	opList        = "list"
 	opHealthCheck = "health-check"
+	opRateLog     = "rate-log"
+	opStats       = "stats"
+	opReport      = "report"
+	opLeave       = "leave"
+	opInstances   = "instances"
 )
 
 // Error codes carried in wire.Response.Code, translated to HTTP once, in
@@ -200,4 +207,59 @@ type SyncRequest struct {
 type DirectoryEntry struct {
 	Slug string `json:"slug"`
 	ID   string `json:"id"`
+}
+
+// StatsRequest asks a room for its live dashboard figures and the samples
+// newer than Since (Unix seconds; 0 for the whole ring).
+type StatsRequest struct {
+	Since int64 `json:"since"`
+}
+
+// StatsResult is a room's live dashboard figures, computed by the grain
+// once a second.
+type StatsResult struct {
+	ID       string       `json:"id"`
+	Slug     string       `json:"slug"`
+	Name     string       `json:"name"`
+	Test     bool         `json:"test"`
+	Figures  room.Figures `json:"figures"`
+	AutoRate struct {
+		Enabled bool    `json:"enabled"`
+		MinRate float64 `json:"minRate"`
+		MaxRate float64 `json:"maxRate"`
+	} `json:"autoRate"`
+	// History is the ring's samples newer than the request's Since.
+	History []room.Sample `json:"history"`
+	// Adjustments are the newest self-regulating rate changes, oldest
+	// first.
+	Adjustments []Adjustment `json:"adjustments"`
+}
+
+// Adjustment is one change of the self-regulating rate.
+type Adjustment struct {
+	At     time.Time `json:"at"`
+	From   float64   `json:"from"`
+	To     float64   `json:"to"`
+	Rule   string    `json:"rule"`
+	Reason string    `json:"reason"`
+}
+
+// Instance is one node's self-report, as the instances endpoint shows it.
+type Instance struct {
+	ID                string    `json:"id"`
+	Roles             []string  `json:"roles"`
+	Address           string    `json:"address"`
+	PublicURL         string    `json:"publicUrl"`
+	Version           string    `json:"version"`
+	StartedAt         time.Time `json:"startedAt"`
+	UptimeSeconds     int64     `json:"uptimeSeconds"`
+	CPUPercent        float64   `json:"cpuPercent"`
+	RSSBytes          uint64    `json:"rssBytes"`
+	HeapBytes         uint64    `json:"heapBytes"`
+	Goroutines        int       `json:"goroutines"`
+	SchedLatencyP99Ms float64   `json:"schedLatencyP99Ms"`
+	RequestsPerSecond float64   `json:"requestsPerSecond"`
+	WebSockets        int       `json:"webSockets"`
+	// ReportedAt is when the registry received the report.
+	ReportedAt time.Time `json:"reportedAt"`
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
@@ -39,6 +40,13 @@ type Deps struct {
 	// WriteTimeout bounds one append with its read-back.
 	WriteTimeout time.Duration
 	Metrics      *Metrics
+	LoadTests    LoadTestDeps
+	// Health fetches the shops' health URLs for the self-regulating rate;
+	// nil turns polling off.
+	Health health.Fetcher
+	// HealthInterval, when set, replaces every room's intervalSeconds
+	// (tests only: the public configuration allows 5 s at least).
+	HealthInterval time.Duration
 }
 
 const (
@@ -129,7 +137,13 @@ type roomGrain struct {
 	abandonAt  time.Time
 	abandoning bool
 
+	// stats samples the dashboard figures once a second.
+	stats roomStats
+
 	stopTick chan struct{}
+
+	// poll schedules the self-regulating rate's health checks.
+	poll poller
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -157,6 +171,8 @@ func (g *roomGrain) Receive(ctx actor.Context) {
 		}
 	case *tick:
 		g.onTick()
+	case *healthDone:
+		g.onHealthDone(m)
 	case *actor.Stopping:
 		g.shutdown()
 	}
@@ -266,6 +282,11 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			return
 		}
 		g.respond(ctx, g.tokenFor(r.Number, now))
+	case opStats:
+		var r StatsRequest
+		if decode(ctx, req, &r) {
+			g.answerStats(ctx, r)
+		}
 	case opSync:
 		var r SyncRequest
 		if !decode(ctx, req, &r) {
@@ -304,6 +325,16 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			g.respond(ctx, okResponse(g.codeInfos()))
 		default:
 			g.respond(ctx, okResponse(g.st.Audit))
+		}
+	case opHealthCheck, opRateLog:
+		var r AdminRequest
+		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
+			return
+		}
+		if req.Op == opRateLog {
+			g.respond(ctx, okResponse(g.rateLog()))
+		} else {
+			g.startHealthTest(ctx, &r)
 		}
 	default:
 		g.handleWrite(ctx, req, now)
@@ -643,6 +674,7 @@ func (g *roomGrain) supersede() {
 		}
 	}
 	g.waiters = nil
+	g.poll.stop()
 	g.sys.Root.Poison(g.self)
 }
 
@@ -677,6 +709,8 @@ func (g *roomGrain) onTick() {
 	if !g.snapshotting && g.sinceSnap > 0 && (g.sinceSnap >= snapshotEvery || now.Sub(g.snapshotAt) >= snapshotInterval) {
 		g.saveSnapshot()
 	}
+	g.pollHealth(now)
+	g.stats.record(&g.st.View, now, g.deps.Metrics)
 	for k, s := range g.subs {
 		if now.After(s.expires) {
 			delete(g.subs, k)
@@ -773,6 +807,8 @@ func (g *roomGrain) shutdown() {
 		close(g.stopTick)
 		g.stopTick = nil
 	}
+	g.poll.stop()
+	g.stats.forget(g.deps.Metrics)
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}

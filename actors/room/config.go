@@ -2,6 +2,7 @@ package room
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"strings"
@@ -49,6 +50,9 @@ type Config struct {
 	// default: without a ticket, anybody could claim any number.
 	AllowBareNumber bool     `json:"allowBareNumber"`
 	AutoRate        AutoRate `json:"autoRate"`
+	// Test marks a test room: the only kind of room a load test may aim
+	// at, and one that production figures (metrics, dashboards) leave out.
+	Test bool `json:"test"`
 }
 
 // Pow configures the proof of work demanded before a number is issued.
@@ -66,20 +70,37 @@ type Abandon struct {
 	GraceSeconds int `json:"graceSeconds"`
 }
 
-// AutoRate configures the self-regulating rate. It is stored and validated
-// here; the controller that acts on it runs in the room grain.
+// AutoRate configures the self-regulating rate: the room grain that owns the
+// room calls HealthURL every IntervalSeconds and Regulate turns the answer
+// into the next rate. Enabling it needs a passing health-check test of the
+// same URL (DecideHealthTested).
 type AutoRate struct {
-	Enabled         bool    `json:"enabled"`
-	HealthURL       string  `json:"healthUrl"`
-	MinRate         float64 `json:"minRate"`
-	MaxRate         float64 `json:"maxRate"`
-	IntervalSeconds int     `json:"intervalSeconds"`
-	Rules           []Rule  `json:"rules"`
+	Enabled bool `json:"enabled"`
+	// HealthURL is the shop's health endpoint; it must resolve to public
+	// addresses unless the server allows private ones.
+	HealthURL string  `json:"healthUrl"`
+	MinRate   float64 `json:"minRate"`
+	MaxRate   float64 `json:"maxRate"`
+	// IntervalSeconds is the time between two checks (5–600, default 10).
+	IntervalSeconds int `json:"intervalSeconds"`
+	// RaisePercent is the step up after a check where every rule holds
+	// (1–100, default 5), at least 1 a minute.
+	RaisePercent float64 `json:"raisePercent"`
+	// CutPercent is the cut, at once, after a check where a rule is
+	// violated (1–90, default 25).
+	CutPercent float64 `json:"cutPercent"`
+	// MaxFailures is how many consecutive failed checks make the rate fall
+	// to MinRate (1–100, default 3); fewer freeze it.
+	MaxFailures int    `json:"maxFailures"`
+	Rules       []Rule `json:"rules"`
 }
 
-// Rule is one health condition of the auto-rate controller.
+// Rule is one health condition of the auto-rate controller: it holds while
+// the observed metric is Op ("<" or ">") Value.
 type Rule struct {
-	// Metric is "responseTimeMs" or a dot path into the health JSON.
+	// Metric is "responseMs" (the measured response time; the older name
+	// "responseTimeMs" means the same), "status", or a dot path into the
+	// health JSON ("metrics.cpuLoad", "queues.0.depth").
 	Metric string  `json:"metric"`
 	Op     string  `json:"op"` // "<" or ">"
 	Value  float64 `json:"value"`
@@ -92,6 +113,10 @@ const (
 	DefaultPowBits         = 15
 	DefaultGraceSeconds    = 180
 	DefaultAccentColor     = "#0a63c9"
+	DefaultIntervalSeconds = 10
+	DefaultRaisePercent    = 5
+	DefaultCutPercent      = 25
+	DefaultMaxFailures     = 3
 )
 
 var (
@@ -132,8 +157,24 @@ func (c *Config) Normalize() {
 	for i, d := range c.Domains {
 		c.Domains[i] = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
 	}
-	if c.AutoRate.Rules == nil {
-		c.AutoRate.Rules = []Rule{}
+	c.AutoRate.normalize()
+}
+
+func (a *AutoRate) normalize() {
+	if a.Rules == nil {
+		a.Rules = []Rule{}
+	}
+	if a.IntervalSeconds == 0 {
+		a.IntervalSeconds = DefaultIntervalSeconds
+	}
+	if a.RaisePercent == 0 {
+		a.RaisePercent = DefaultRaisePercent
+	}
+	if a.CutPercent == 0 {
+		a.CutPercent = DefaultCutPercent
+	}
+	if a.MaxFailures == 0 {
+		a.MaxFailures = DefaultMaxFailures
 	}
 }
 
@@ -220,8 +261,20 @@ func (a *AutoRate) validate() error {
 	if a.IntervalSeconds != 0 && (a.IntervalSeconds < 5 || a.IntervalSeconds > 600) {
 		return invalid("autoRate.intervalSeconds", "must be 5–600")
 	}
+	if !(a.RaisePercent >= 1 && a.RaisePercent <= 100) {
+		return invalid("autoRate.raisePercent", "must be 1–100")
+	}
+	if !(a.CutPercent >= 1 && a.CutPercent <= 90) {
+		return invalid("autoRate.cutPercent", "must be 1–90")
+	}
+	if a.MaxFailures < 1 || a.MaxFailures > 100 {
+		return invalid("autoRate.maxFailures", "must be 1–100")
+	}
+	if len(a.Rules) > 20 {
+		return invalid("autoRate.rules", "at most 20 rules")
+	}
 	for i, r := range a.Rules {
-		if r.Metric == "" || (r.Op != "<" && r.Op != ">") {
+		if r.Metric == "" || len(r.Metric) > 200 || (r.Op != "<" && r.Op != ">") || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
 			return invalid(fmt.Sprintf("autoRate.rules[%d]", i), "needs a metric and op \"<\" or \">\"")
 		}
 	}

@@ -147,7 +147,8 @@ func TestConfigNormalize(t *testing.T) {
 	want := room.Config{
 		Domains: []string{"shop.example", "*.cdn.example"}, TokenTTLSeconds: room.DefaultTokenTTLSeconds,
 		BurstSeconds: room.DefaultBurstSeconds, Pow: room.Pow{Bits: room.DefaultPowBits},
-		Abandon: room.Abandon{GraceSeconds: room.DefaultGraceSeconds}, AutoRate: room.AutoRate{Rules: []room.Rule{}},
+		Abandon: room.Abandon{GraceSeconds: room.DefaultGraceSeconds}, AutoRate: room.AutoRate{Rules: []room.Rule{}, IntervalSeconds: room.DefaultIntervalSeconds,
+			RaisePercent: room.DefaultRaisePercent, CutPercent: room.DefaultCutPercent, MaxFailures: room.DefaultMaxFailures},
 	}
 	if fmt.Sprint(c) != fmt.Sprint(want) {
 		t.Fatalf("got %+v, want %+v", c, want)

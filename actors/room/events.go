@@ -42,6 +42,8 @@ type Event struct {
 	Drawn         *Draw          `json:"drawn,omitempty"`
 	Abandoned     *Abandoned     `json:"abandoned,omitempty"`
 	Deleted       *struct{}      `json:"deleted,omitempty"`
+	RateAdjusted  *RateChange    `json:"rateAdjusted,omitempty"`
+	HealthTested  *HealthTested  `json:"healthTested,omitempty"`
 }
 
 // Event types.
@@ -61,7 +63,15 @@ const (
 	TypeDrawn         = "drawn"
 	TypeAbandoned     = "abandoned"
 	TypeDeleted       = "deleted"
+	TypeRateAdjusted  = "rateAdjusted"
+	TypeHealthTested  = "healthTested"
 )
+
+// HealthTested records a passing health-check test of URL; enabling the
+// self-regulating rate with that URL needs one.
+type HealthTested struct {
+	URL string `json:"url"`
+}
 
 // Activated marks the start of an activation of the room grain (fencing).
 type Activated struct {

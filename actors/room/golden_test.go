@@ -30,7 +30,7 @@ func goldenEvents() []room.Event {
 		AccentColor: "#0a63c9", TokenTTLSeconds: 600, BurstSeconds: 5, Pow: room.Pow{Enabled: true, Bits: 15},
 		OpensAt: &opens, Abandon: room.Abandon{Enabled: true, GraceSeconds: 180}, AllowBareNumber: true,
 		AutoRate: room.AutoRate{Enabled: true, HealthURL: "https://shop.example/health", MinRate: 60, MaxRate: 6000,
-			IntervalSeconds: 10, Rules: []room.Rule{{Metric: "responseTimeMs", Op: ">", Value: 800}, {Metric: "db.connections", Op: "<", Value: 90}}},
+			IntervalSeconds: 10, RaisePercent: 5, CutPercent: 25, MaxFailures: 3, Rules: []room.Rule{{Metric: "responseTimeMs", Op: ">", Value: 800}, {Metric: "db.connections", Op: "<", Value: 90}}},
 	}
 	at := t0
 	line := &room.Line{Base: 1234.5, T0: at, Rate: 600}
@@ -52,6 +52,10 @@ func goldenEvents() []room.Event {
 		{Type: room.TypeCodeRedeemed, Epoch: 7, At: at, CodeRedeemed: &room.CodeRedeemed{ID: "cdef"}},
 		{Type: room.TypeDrawn, Epoch: 7, At: at, Line: line, Drawn: &room.Draw{From: 4000, To: 9000, Key: []byte("draw key"), At: at}},
 		{Type: room.TypeAbandoned, Epoch: 7, At: at, Abandoned: &room.Abandoned{Count: 12, Cursor: 5000}},
+		{Type: room.TypeRateAdjusted, Epoch: 7, At: at, Actor: room.ActorAutoRate, Line: line,
+			RateAdjusted: &room.RateChange{At: time.Unix(0, at).UTC(), From: 800, To: 600, Rule: "responseMs < 500",
+				Reason: "responseMs is 812: cut by 25%", Observed: map[string]float64{"responseMs": 812, "status": 200}, Failures: 0}},
+		{Type: room.TypeHealthTested, Epoch: 7, At: at, Actor: "admin", HealthTested: &room.HealthTested{URL: "https://shop.example/health"}},
 		{Type: room.TypeDeleted, Epoch: 7, At: at, Actor: "admin", Deleted: &struct{}{}},
 	}
 }
@@ -60,6 +64,7 @@ var allTypes = []string{
 	room.TypeActivated, room.TypeCreated, room.TypeReserved, room.TypeCheckpoint, room.TypeConfigured,
 	room.TypeSecretRotated, room.TypeKeyAdded, room.TypeKeyRemoved, room.TypeCodeAdded, room.TypeCodeChanged,
 	room.TypeCodeRemoved, room.TypeCodeRedeemed, room.TypeDrawn, room.TypeAbandoned, room.TypeDeleted,
+	room.TypeRateAdjusted, room.TypeHealthTested,
 }
 
 // TestGoldenEvents fails on any change of the event encoding: what stands in

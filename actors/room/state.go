@@ -69,6 +69,13 @@ type State struct {
 	Codes        map[string]*Code `json:"codes"`
 	Audit        []AuditEntry     `json:"audit"`
 	AbandonScan  uint64           `json:"abandonScan"`
+	// RateChanges are the self-regulating rate's latest adjustments,
+	// oldest first (at most MaxRateLog).
+	RateChanges []RateChange `json:"rateChanges,omitempty"`
+	// AutoFailures counts consecutive failed health checks.
+	AutoFailures int `json:"autoFailures,omitempty"`
+	// HealthPassed is the URL of the latest passing health-check test.
+	HealthPassed string `json:"healthPassed,omitempty"`
 }
 
 // New returns the empty state of room id, before its Created event.
@@ -127,6 +134,9 @@ func (s *State) Apply(offset int64, e Event) {
 		if c.Disarm {
 			s.Armed = nil
 		}
+		if !c.Config.AutoRate.Enabled {
+			s.AutoFailures = 0
+		}
 		s.audit(e, "configure", "")
 	case TypeSecretRotated:
 		s.SecretSealed = e.SecretRotated.SecretSealed
@@ -168,6 +178,11 @@ func (s *State) Apply(offset int64, e Event) {
 		if e.Abandoned.Cursor > s.AbandonScan {
 			s.AbandonScan = e.Abandoned.Cursor
 		}
+	case TypeRateAdjusted:
+		s.applyRateAdjusted(e)
+	case TypeHealthTested:
+		s.HealthPassed = e.HealthTested.URL
+		s.audit(e, "health-check-passed", e.HealthTested.URL)
 	case TypeDeleted:
 		s.Deleted = true
 		s.UpdatedAt = e.At
@@ -228,6 +243,9 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.checkEnable(&cfg); err != nil {
+		return nil, err
+	}
 	armed := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
 	e := s.event(TypeCreated, now, actor)
 	e.Created = &Created{Config: cfg, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
@@ -254,6 +272,10 @@ func (s *State) DecideConfigure(cfg Config, now int64, actor string, drawKey []b
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.checkEnable(&cfg); err != nil {
+		return nil, err
+	}
+	manual := s.manualRate(&cfg, now, actor)
 	c := &Configured{Config: cfg}
 	armed := s.Armed != nil
 	future := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
@@ -274,6 +296,9 @@ func (s *State) DecideConfigure(cfg Config, now int64, actor string, drawKey []b
 	e.Configured = c
 	e.Line = &line
 	evs := []Event{e}
+	if manual != nil {
+		evs = append(evs, *manual)
+	}
 	// An opening moved into the past is due now.
 	if armed && !future && cfg.OpensAt != nil {
 		next := *s

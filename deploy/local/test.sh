@@ -11,6 +11,7 @@
 #   AQ_SKIP_KAFKA=1 …               without the Kafka tests
 #   AQ_SKIP_FUZZ=1 …                without the short fuzz runs
 #   AQ_SKIP_CHAOS=1 …               without the chaos soak (it needs Kafka too)
+#   AQ_SKIP_EDGE=1 …                without the edge gates (deploy/edge/test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -24,6 +25,8 @@ if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	command -v node >/dev/null || need_pkgs+=(nodejs npm)
 fi
 command -v nginx >/dev/null || need_pkgs+=(nginx)
+# njs: the edge gate's browser test runs nginx with it.
+[[ -f /usr/lib/nginx/modules/ngx_http_js_module.so ]] || need_pkgs+=(libnginx-mod-http-js)
 if ((${#need_pkgs[@]})); then
 	echo "== installing ${need_pkgs[*]}"
 	if [[ $(id -u) -ne 0 ]]; then
@@ -68,8 +71,11 @@ fi
 # several actor systems share one process (DEPENDENCIES.md, pitfall 5), which
 # those tests do by design; their concurrency is exercised without -race.
 echo "== go test -race"
-go test -count=1 -race -timeout 20m ./actors/node/... ./transport/ws/... ./transport/returnurl/... \
+go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
+# The live dashboard's hub and the instance reports (one node per test).
+echo "== go test -race (dashboard)"
+go test -count=1 -race -timeout 10m ./dashboard/...
 
 if [[ -z ${AQ_SKIP_FUZZ:-} ]]; then
 	# The seed corpora ran with go test above; this fuzzes every target
@@ -87,5 +93,9 @@ fi
 if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	echo "== browser tests (headless Chromium)"
 	bash transport/web/e2e/run.sh
+fi
+if [[ -z ${AQ_SKIP_EDGE:-} ]]; then
+	echo "== edge gates (nginx, Caddy, Cloudflare Worker, CloudFront, Go, verify.ts, PyJWT)"
+	deploy/edge/test.sh
 fi
 echo "== all tests passed"

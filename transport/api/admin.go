@@ -47,6 +47,12 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	g.PATCH("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeUpdate))
 	g.DELETE("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeDelete))
 	g.GET("/sites/:id/audit", s.adminOnly(s.handleAudit))
+	s.registerLoadTests(g, e)
+	g.POST("/sites/:id/health-check/test", s.handleHealthTest)
+	g.GET("/sites/:id/rate-log", s.handleRateLog)
+	for _, add := range s.adminRoutes {
+		add(g, s.adminOnly)
+	}
 	g.Any("/*", func(c echo.Context) error {
 		if p := c.Get(principalKey).(principal); !p.admin {
 			return errForbidden
@@ -199,6 +205,9 @@ func (s *Server) handleSiteCreate(c echo.Context) error {
 	if err := bind(c, &cfg); err != nil {
 		return err
 	}
+	if err := s.checkHealthURL(c.Request().Context(), &cfg, ""); err != nil {
+		return err
+	}
 	res, err := s.client.Create(c.Request().Context(), cfg, "admin")
 	if err != nil {
 		return err
@@ -230,6 +239,13 @@ func (s *Server) handleSiteUpdate(c echo.Context) error {
 	}
 	var cfg room.Config
 	if err := bind(c, &cfg); err != nil {
+		return err
+	}
+	cur, err := s.getSite(c.Request().Context(), id, p)
+	if err != nil {
+		return err
+	}
+	if err := s.checkHealthURL(c.Request().Context(), &cfg, cur.Config.AutoRate.HealthURL); err != nil {
 		return err
 	}
 	req := p.request()

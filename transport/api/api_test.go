@@ -34,15 +34,23 @@ type env struct {
 	srv *httptest.Server
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, func(*node.Deps, *Config) {}) }
+
+// newEnvWith is newEnv with the node's deps and the server's config
+// changed by edit before they start.
+func newEnvWith(t *testing.T, edit func(*node.Deps, *Config)) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
+	deps := node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}
+	cfg := Config{PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: log,
+		Registry: prometheus.NewRegistry()}
+	edit(&deps, &cfg)
+	n, err := node.Start(node.Config{Member: true, Deps: deps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: log,
-		Registry: prometheus.NewRegistry()})
+	cfg.Node = n
+	s := New(cfg)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {
 		srv.Close()

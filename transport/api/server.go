@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/actors/health"
+	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
@@ -36,6 +38,15 @@ type Config struct {
 	Hash func(string) []byte
 	// Extra lets other parts (dashboard, ws) add routes.
 	Extra []func(e *echo.Echo)
+	// LoadTestLimits bound the load tests an operator may start (zero:
+	// loadtest.DefaultLimits).
+	LoadTestLimits loadtest.Limits
+	// HealthGuard checks health URLs before they are stored; nil refuses
+	// every non-public address.
+	HealthGuard *health.Guard
+	// AdminRoutes lets other parts add routes to the authenticated admin
+	// group; adminOnly refuses qak_ keys with 403.
+	AdminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
 // Server is the HTTP front of one node.
@@ -52,7 +63,10 @@ type Server struct {
 	hash    func(string) []byte
 	known   knownRooms
 	// prefixes caches the encoded start of each room's answers.
-	prefixes answerPrefixes
+	prefixes       answerPrefixes
+	loadTestLimits loadtest.Limits
+	healthGuard    *health.Guard
+	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
 // New builds the server and registers every route.
@@ -61,7 +75,14 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
-		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash}
+		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard,
+		adminRoutes: cfg.AdminRoutes}
+	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
+		s.loadTestLimits = loadtest.DefaultLimits
+	}
+	if s.healthGuard == nil {
+		s.healthGuard = &health.Guard{}
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

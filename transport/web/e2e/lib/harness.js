@@ -5,6 +5,7 @@
 import { spawn, execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,6 +63,8 @@ export const buildServer = () => build('aditus-queue', repoRoot);
 class Proc {
   constructor(name, cmd, args) {
     this.name = name;
+    this.cmd = cmd;
+    this.args = args;
     this.output = [];
     this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -168,6 +171,14 @@ export class Queue {
     await Promise.all(this.procs.map((p) => p.stop()));
   }
 
+  // restart stops the server and starts it again on the same address and
+  // data directory (what an operator sees as a server restart).
+  async restart() {
+    await this.stop();
+    this.procs = this.procs.map((p) => new Proc(p.name, p.cmd, p.args));
+    await waitHealthy(`${this.base}/queue/healthz`, this.procs);
+  }
+
   log() {
     return this.procs.map((p) => p.log()).join('\n');
   }
@@ -235,4 +246,40 @@ export function slug(prefix) {
 export function ensureArtifacts() {
   fs.mkdirSync(artifactsDir, { recursive: true });
   return artifactsDir;
+}
+
+// startProxy starts `aditus-queue proxy` with the HCL configuration text on
+// a free port, alone on its own embedded log, and waits until it answers.
+// It answers { base, stop }.
+export async function startProxy(config) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dir = fs.mkdtempSync(path.join(workDir, 'proxy-'));
+  const file = path.join(dir, 'proxy.hcl');
+  fs.writeFileSync(file, config);
+  const bin = await buildServer();
+  const p = new Proc('aditus-queue proxy', bin, ['proxy', '--config', file, '--addr', `127.0.0.1:${port}`, '--data-dir', path.join(dir, 'data')]);
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    if (p.child.exitCode !== null) throw new Error(`proxy exited with ${p.child.exitCode}\n${p.log()}`);
+    try {
+      // A host no block names: the probe takes no slot of any room.
+      await new Promise((resolve, reject) => {
+        const req = http.get(`${base}/`, { headers: { host: 'probe.invalid' }, timeout: 1000 }, (res) => {
+          res.resume();
+          resolve();
+        });
+        req.on('error', reject);
+        req.on('timeout', () => req.destroy(new Error('timeout')));
+      });
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        await p.stop();
+        throw new Error(`proxy did not answer: ${err.message}\n${p.log()}`);
+      }
+    }
+    await sleep(100);
+  }
+  return { base, stop: () => p.stop(), log: () => p.log() };
 }

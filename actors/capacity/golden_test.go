@@ -1,0 +1,50 @@
+package capacity
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/events.golden from the current encoding")
+
+// TestGolden keeps the log encoding of every event type: a change of
+// format fails here until the golden file is rewritten with -update.
+func TestGolden(t *testing.T) {
+	at := int64(1_780_000_000_000_000_000)
+	evs := []Event{
+		{Type: TypeConfigured, Epoch: 7, At: at, Settings: &Settings{Active: 500, Session: 5 * time.Minute, Refresh: 10 * time.Second}},
+		{Type: TypeQueued, Epoch: 7, At: at, ID: "q7d2"},
+		{Type: TypeAdmitted, Epoch: 7, At: at, ID: "q7d2", Until: at + int64(5*time.Minute)},
+		{Type: TypeReleased, Epoch: 7, At: at, ID: "q7d2"},
+		{Type: TypeKeyed, Epoch: 7, At: at, KeySealed: []byte("sealed cookie key")},
+		{Type: TypeExpired, Epoch: 7, At: at, IDs: []string{"a1", "b2"}, Left: []string{"c3"}},
+	}
+	var buf bytes.Buffer
+	for i := range evs {
+		b, err := evs[i].Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+		if _, err := DecodeEvent(b); err != nil {
+			t.Fatalf("%s: %v", evs[i].Type, err)
+		}
+	}
+	const path = "testdata/events.golden"
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("event encoding changed:\ngot  %s\nwant %s", buf.Bytes(), want)
+	}
+}

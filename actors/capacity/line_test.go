@@ -1,0 +1,53 @@
+package capacity
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// TestLineMatchesSlice runs random arrivals and departures against a plain
+// slice and compares every place.
+func TestLineMatchesSlice(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	l := newLine()
+	var want []string
+	for step := 0; step < 20000; step++ {
+		if len(want) == 0 || rng.Intn(3) > 0 {
+			id := fmt.Sprint("v", step)
+			l.push(id)
+			want = append(want, id)
+		} else {
+			i := rng.Intn(len(want))
+			if rng.Intn(2) == 0 {
+				i = 0 // departures from the head are the common case
+			}
+			l.remove(want[i])
+			want = slices.Delete(want, i, i+1)
+		}
+		if step%97 == 0 {
+			for i, id := range want {
+				if n, ok := l.ahead(id); !ok || n != i {
+					t.Fatalf("step %d: %s ahead %d %v, want %d", step, id, n, ok, i)
+				}
+			}
+			if !slices.Equal(l.list(), want) || l.len() != len(want) {
+				t.Fatalf("step %d: list differs", step)
+			}
+		}
+	}
+}
+
+func BenchmarkLinePlace(b *testing.B) {
+	l := newLine()
+	for i := 0; i < 100_000; i++ {
+		l.push(fmt.Sprint("v", i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := l.ahead("v77777"); !ok {
+			b.Fatal("missing")
+		}
+	}
+}

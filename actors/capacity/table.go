@@ -1,0 +1,319 @@
+// Package capacity holds the rule of a capacity room as a plain state
+// machine: at most Active visitors inside at once, everyone else in a line
+// in arrival order. No actors, no I/O, time passed in (Unix nanoseconds).
+//
+// A slot is kept Session after the visitor's last request. A waiting
+// visitor who stops checking for three times Refresh loses the place. When
+// a slot frees it goes to the first visitor in line who checks again: with
+// k free slots, the first k of the line are let in on their next check, and
+// nobody behind them is.
+//
+// The grain holding a table appends the events that Check, Touch, Release
+// and Expire return, then applies them with Apply; a table is recovered by
+// replaying its log through Apply and calling Recovered.
+package capacity
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+)
+
+// Settings are a capacity room's operator settings.
+type Settings struct {
+	// Active is how many visitors may be inside at once (at least 1).
+	Active int `json:"active"`
+	// Session is how long a slot is kept after the visitor's last request.
+	Session time.Duration `json:"session"`
+	// Refresh is how often the waiting page checks again; a waiter silent
+	// for three times as long loses the place.
+	Refresh time.Duration `json:"refresh"`
+}
+
+// Defaults of the seed: a slot is kept five minutes, the page checks every
+// ten seconds.
+const (
+	DefaultSession = 5 * time.Minute
+	DefaultRefresh = 10 * time.Second
+)
+
+// ErrSettings is returned by Validate.
+var ErrSettings = errors.New("capacity room: active must be at least 1, session and refresh positive")
+
+// Validate reports whether the settings can run a room.
+func (s Settings) Validate() error {
+	if s.Active < 1 || s.Session <= 0 || s.Refresh <= 0 {
+		return ErrSettings
+	}
+	return nil
+}
+
+// Status is what a visitor is told after a check.
+type Status struct {
+	// Admitted reports whether the visitor holds a slot.
+	Admitted bool `json:"admitted"`
+	// Expires is when the slot ends unless renewed (admitted only).
+	Expires int64 `json:"expires,omitempty"`
+	// Position is the place in line, 1 is next (waiting only).
+	Position int `json:"position,omitempty"`
+	// Waiting is everyone waiting in the line, the visitor included.
+	Waiting int `json:"waiting"`
+	// Inside is how many slots are taken.
+	Inside int `json:"inside"`
+}
+
+// Table is one capacity room: the slot holders and the line. It is not
+// safe for concurrent use; its owner (the grain) serialises calls.
+type Table struct {
+	// Epoch is the activation whose events are applied (fencing).
+	Epoch    int64    `json:"epoch"`
+	Settings Settings `json:"settings"`
+	// Inside maps each slot holder to when the slot ends.
+	Inside map[string]int64 `json:"inside"`
+	// KeySealed is the key of the visitors' cookies, sealed.
+	KeySealed []byte `json:"keySealed,omitempty"`
+
+	// line is the waiting visitors in arrival order (Waiting; "line" in
+	// the JSON of a snapshot).
+	line *line
+	// seen is when each waiter last checked. Not in the log: it starts
+	// afresh (at the recovery time) on activation, so a restart costs no
+	// waiter the place.
+	seen map[string]int64
+	// scanned is when Expire last looked for silent waiters: it looks
+	// through the whole line at most once a second.
+	scanned int64
+}
+
+// New returns an empty table.
+func New() *Table {
+	return &Table{Inside: map[string]int64{}, seen: map[string]int64{}, line: newLine()}
+}
+
+// tableJSON is a table's snapshot encoding.
+type tableJSON struct {
+	Epoch     int64            `json:"epoch"`
+	Settings  Settings         `json:"settings"`
+	Inside    map[string]int64 `json:"inside"`
+	Line      []string         `json:"line"`
+	KeySealed []byte           `json:"keySealed,omitempty"`
+}
+
+// MarshalJSON encodes the table for a snapshot.
+func (t *Table) MarshalJSON() ([]byte, error) {
+	t.init()
+	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.KeySealed})
+}
+
+// UnmarshalJSON restores a snapshot; call Recovered after replay.
+func (t *Table) UnmarshalJSON(b []byte) error {
+	var j tableJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	t.Epoch, t.Settings, t.Inside, t.KeySealed = j.Epoch, j.Settings, j.Inside, j.KeySealed
+	t.line = newLine()
+	t.line.rebuild(j.Line)
+	t.seen = map[string]int64{}
+	return nil
+}
+
+// Waiting returns the line in arrival order.
+func (t *Table) Waiting() []string {
+	t.init()
+	return t.line.list()
+}
+
+func (t *Table) init() {
+	if t.Inside == nil {
+		t.Inside = map[string]int64{}
+	}
+	if t.line == nil {
+		t.line = newLine()
+	}
+	if t.seen == nil {
+		t.seen = map[string]int64{}
+	}
+}
+
+// Recovered is called after replay at time now: every slot holder keeps
+// the slot for at least one more session and every waiter counts as seen
+// now, so the time the room was down costs nobody a place. Slot holders are
+// never dropped by a restart, so never more than Active are inside.
+func (t *Table) Recovered(now int64) {
+	t.init()
+	t.seen, t.scanned = map[string]int64{}, 0
+	for id, exp := range t.Inside {
+		if until := now + int64(t.Settings.Session); until > exp {
+			t.Inside[id] = until
+		}
+	}
+	t.line.each(func(id string) { t.seen[id] = now })
+}
+
+// Configure returns the event that changes the settings, or none when they
+// are unchanged. Lowering Active never evicts anyone: the room lets nobody
+// in until fewer than the new Active are inside.
+func (t *Table) Configure(s Settings, now int64) []Event {
+	if s == t.Settings {
+		return nil
+	}
+	return []Event{{Type: TypeConfigured, At: now, Settings: &s}}
+}
+
+// Check is a visitor's request at now: a slot holder's slot is renewed
+// (kept Session from now, not in the log); a waiter's check is recorded,
+// and the waiter is let in when a slot is free for their place; an unknown
+// visitor joins the end of the line, or goes straight in when nobody waits
+// and a slot is free. The returned events include expiries found on the
+// way; Status tells the outcome once they are applied.
+func (t *Table) Check(id string, now int64) []Event {
+	evs := t.Expire(now)
+	var gone, left map[string]bool
+	if len(evs) > 0 {
+		gone, left = set(evs[0].IDs), set(evs[0].Left)
+	}
+	until := now + int64(t.Settings.Session)
+	if _, ok := t.Inside[id]; ok && !gone[id] {
+		t.Inside[id] = max(t.Inside[id], until)
+		return evs
+	}
+	free := t.Settings.Active - (len(t.Inside) - len(gone))
+	if ahead, ok := t.line.ahead(id); ok && !left[id] {
+		t.seen[id] = now
+		for w := range left {
+			if t.line.index(w) < t.line.index(id) {
+				ahead--
+			}
+		}
+		if ahead < free {
+			evs = append(evs, Event{Type: TypeAdmitted, At: now, ID: id, Until: until})
+		}
+		return evs
+	}
+	if t.line.len()-len(left) == 0 && free > 0 {
+		return append(evs, Event{Type: TypeAdmitted, At: now, ID: id, Until: until})
+	}
+	// A new visitor, or a waiter silent too long (the Expired event
+	// before this one drops the old place): the end of the line.
+	return append(evs, Event{Type: TypeQueued, At: now, ID: id})
+}
+
+func set(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// Status tells visitor id where they stand. It changes nothing.
+func (t *Table) Status(id string) Status {
+	t.init()
+	st := Status{Waiting: t.line.len(), Inside: len(t.Inside)}
+	if exp, ok := t.Inside[id]; ok {
+		st.Admitted, st.Expires = true, exp
+		return st
+	}
+	if n, ok := t.line.ahead(id); ok {
+		st.Position = n + 1
+	}
+	return st
+}
+
+// Touch renews the slots of ids, seen active at now (a proxy's batch of
+// requests). Touches are not in the log; visitors not inside are ignored.
+func (t *Table) Touch(ids []string, now int64) {
+	until := now + int64(t.Settings.Session)
+	for _, id := range ids {
+		if exp, ok := t.Inside[id]; ok && until > exp {
+			t.Inside[id] = until
+		}
+	}
+}
+
+// Release frees visitor id's slot at once (the upstream said the visitor
+// is done), or takes a waiter out of the line.
+func (t *Table) Release(id string, now int64) []Event {
+	_, in := t.Inside[id]
+	q := t.line.has(id)
+	if !in && !q {
+		return nil
+	}
+	return []Event{{Type: TypeReleased, At: now, ID: id}}
+}
+
+// Expire returns the event that frees the slots whose session ended and
+// drops the waiters silent for three times Refresh, or none.
+func (t *Table) Expire(now int64) []Event {
+	var gone, left []string
+	for id, exp := range t.Inside {
+		if exp <= now {
+			gone = append(gone, id)
+		}
+	}
+	if now-t.scanned >= int64(time.Second) {
+		t.scanned = now
+		limit := now - 3*int64(t.Settings.Refresh)
+		t.line.each(func(id string) {
+			if t.seen[id] < limit {
+				left = append(left, id)
+			}
+		})
+	}
+	if len(gone) == 0 && len(left) == 0 {
+		return nil
+	}
+	slices.Sort(gone)
+	return []Event{{Type: TypeExpired, At: now, IDs: gone, Left: left}}
+}
+
+// Apply applies one event read from (or just appended to) the log at
+// offset. It is pure and total. Events of another activation than the
+// current one are ignored (fencing).
+func (t *Table) Apply(offset int64, e Event) {
+	if e.Type == TypeActivated {
+		t.Epoch = offset
+		return
+	}
+	if e.Epoch != t.Epoch {
+		return
+	}
+	t.apply(e)
+}
+
+func (t *Table) apply(e Event) {
+	t.init()
+	switch e.Type {
+	case TypeConfigured:
+		t.Settings = *e.Settings
+	case TypeKeyed:
+		t.KeySealed = e.KeySealed
+	case TypeQueued:
+		if !t.line.has(e.ID) {
+			t.line.push(e.ID)
+			if _, ok := t.seen[e.ID]; !ok {
+				t.seen[e.ID] = e.At
+			}
+		}
+	case TypeAdmitted:
+		t.dequeue(e.ID)
+		t.Inside[e.ID] = max(t.Inside[e.ID], e.Until)
+	case TypeReleased:
+		delete(t.Inside, e.ID)
+		t.dequeue(e.ID)
+	case TypeExpired:
+		for _, id := range e.IDs {
+			delete(t.Inside, id)
+		}
+		for _, id := range e.Left {
+			t.dequeue(id)
+		}
+	}
+}
+
+func (t *Table) dequeue(id string) {
+	t.line.remove(id)
+	delete(t.seen, id)
+}

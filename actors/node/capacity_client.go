@@ -1,0 +1,38 @@
+package node
+
+import (
+	"context"
+
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
+)
+
+// CapacityCheck asks capacity room id about visitor: a slot holder's slot
+// is renewed, a waiter's check recorded (and the waiter let in when a slot
+// is free for their place), a new visitor joins the line.
+func (c *Client) CapacityCheck(ctx context.Context, id string, s capacity.Settings, visitor string) (capacity.Status, error) {
+	var st capacity.Status
+	err := c.call(ctx, id, KindCapacity, opCapCheck, CapacityRequest{Settings: s, ID: visitor}, &st)
+	return st, err
+}
+
+// CapacityTouch renews the slots of visitors seen active (one batch).
+func (c *Client) CapacityTouch(ctx context.Context, id string, visitors []string) error {
+	return c.call(ctx, id, KindCapacity, opCapTouch, CapacityRequest{IDs: visitors}, nil)
+}
+
+// CapacityRelease frees visitor's slot at once.
+func (c *Client) CapacityRelease(ctx context.Context, id, visitor string) error {
+	return c.call(ctx, id, KindCapacity, opCapRelease, CapacityRequest{ID: visitor}, nil)
+}
+
+// CapacityKey returns room id's cookie key, sealed under the master key
+// with the associated data CapacityKeyAD(id); the grain makes it on first
+// use.
+func (c *Client) CapacityKey(ctx context.Context, id string) ([]byte, error) {
+	var sealed []byte
+	err := c.call(ctx, id, KindCapacity, opCapKey, CapacityRequest{}, &sealed)
+	return sealed, err
+}
+
+// CapacityKeyAD is the associated data sealing capacity room id's key.
+func CapacityKeyAD(id string) []byte { return []byte("capacity:" + id + ":key") }

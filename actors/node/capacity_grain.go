@@ -1,0 +1,205 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/wire"
+	"github.com/aditus-queue/aditus-queue/persistence"
+)
+
+// KindCapacity is the grain kind of capacity rooms (seed 004): one grain
+// per proxied host and room name, holding the slot table in its own stream.
+const KindCapacity = "capacity"
+
+// Operations of the capacity grain.
+const (
+	opCapCheck   = "cap-check"
+	opCapTouch   = "cap-touch"
+	opCapRelease = "cap-release"
+	opCapKey     = "cap-key"
+)
+
+// CapacityID is the grain identity (and log stream) of the capacity room
+// name on host. The name is hashed so any host and name make a valid id.
+func CapacityID(host, name string) string {
+	h := sha256.Sum256([]byte(host + "\x00" + name))
+	return "c" + hex.EncodeToString(h[:10])
+}
+
+// CapacityRequest is the body of every capacity grain operation.
+type CapacityRequest struct {
+	// Settings are the proxy's settings of the room; a check with other
+	// settings than the room's reconfigures it (proxies of one room should
+	// share them).
+	Settings capacity.Settings `json:"settings"`
+	// ID is the visitor (check, release).
+	ID string `json:"id,omitempty"`
+	// IDs are the visitors seen active since the last batch (touch).
+	IDs []string `json:"ids,omitempty"`
+}
+
+// capacityGrain holds one capacity room. Its writes (arrivals, admissions,
+// releases, expiries) are appended synchronously, like the directory's:
+// renewals, the frequent part, are not written at all.
+type capacityGrain struct {
+	deps  *Deps
+	id    string
+	log   *slog.Logger
+	t     *capacity.Table
+	j     journal
+	ready bool
+	dead  bool
+	since int
+}
+
+func newCapacityGrain(d *Deps) actor.Actor { return &capacityGrain{deps: d} }
+
+// Receive routes each request to the table.
+func (g *capacityGrain) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *cluster.ClusterInit:
+		g.id = m.Identity.Identity
+		g.log = g.deps.Logger.With("capacity", g.id)
+		g.activate()
+	case *wire.Request:
+		g.handle(ctx, m)
+	}
+}
+
+func (g *capacityGrain) activate() {
+	t := capacity.New()
+	g.j = journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
+	err := g.j.recover(context.Background(), func(b []byte) error { return json.Unmarshal(b, t) },
+		func(off int64, data []byte) error {
+			e, err := capacity.DecodeEvent(data)
+			if err != nil {
+				g.log.Error("skipping undecodable event", "offset", off, "error", err)
+				return nil
+			}
+			t.Apply(off, e)
+			return nil
+		})
+	if err != nil {
+		g.log.Warn("capacity room activation failed", "error", err)
+		return
+	}
+	t.Recovered(g.deps.Now().UnixNano())
+	g.t, g.ready = t, true
+}
+
+func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
+	if g.dead {
+		ctx.Respond(errResponse(ErrSuperseded))
+		return
+	}
+	if !g.ready {
+		g.activate()
+		if !g.ready {
+			ctx.Respond(errResponse(persistence.ErrUnavailable))
+			return
+		}
+	}
+	var r CapacityRequest
+	if !decode(ctx, req, &r) {
+		return
+	}
+	now := g.deps.Now().UnixNano()
+	switch req.Op {
+	case opCapCheck:
+		if err := r.Settings.Validate(); err != nil {
+			ctx.Respond(&wire.Response{Code: CodeInvalid, Message: err.Error()})
+			return
+		}
+		if r.ID == "" {
+			ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "visitor id missing"})
+			return
+		}
+		if err := g.write(g.t.Configure(r.Settings, now)); err != nil {
+			ctx.Respond(errResponse(err))
+			return
+		}
+		if err := g.write(g.t.Check(r.ID, now)); err != nil {
+			ctx.Respond(errResponse(err))
+			return
+		}
+		ctx.Respond(okResponse(g.t.Status(r.ID)))
+	case opCapTouch:
+		g.t.Touch(r.IDs, now)
+		ctx.Respond(okResponse(struct{}{}))
+	case opCapRelease:
+		if err := g.write(g.t.Release(r.ID, now)); err != nil {
+			ctx.Respond(errResponse(err))
+			return
+		}
+		ctx.Respond(okResponse(struct{}{}))
+	case opCapKey:
+		if g.t.KeySealed == nil {
+			sealed := g.deps.Sealer.Seal(randomBytes(32), CapacityKeyAD(g.id))
+			if err := g.write([]capacity.Event{{Type: capacity.TypeKeyed, At: now, KeySealed: sealed}}); err != nil {
+				ctx.Respond(errResponse(err))
+				return
+			}
+		}
+		ctx.Respond(okResponse(g.t.KeySealed))
+	default:
+		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
+	}
+}
+
+// write appends evs, reads the stream back (fencing) and applies what it
+// read. Nothing is applied unless the append is verified.
+func (g *capacityGrain) write(evs []capacity.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	data := make([][]byte, 0, len(evs))
+	for i := range evs {
+		evs[i].Epoch = g.j.epoch
+		b, err := evs[i].Encode()
+		if err != nil {
+			return err
+		}
+		data = append(data, b)
+	}
+	res := g.j.write(context.Background(), g.j.verified, data)
+	if res.err != nil {
+		g.log.Warn("capacity write failed", "error", res.err)
+		return persistence.ErrUnavailable
+	}
+	for _, r := range res.records {
+		if g.j.foreignMarker(r.Offset, r.Data) {
+			g.dead = true
+			return ErrSuperseded
+		}
+		if e, err := capacity.DecodeEvent(r.Data); err == nil {
+			g.t.Apply(r.Offset, e)
+		}
+	}
+	g.j.verified = res.last
+	if g.since += len(res.records); g.since >= 500 {
+		g.since = 0
+		g.snapshot()
+	}
+	return nil
+}
+
+func (g *capacityGrain) snapshot() {
+	data, err := json.Marshal(g.t)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := g.deps.Log.SaveSnapshot(ctx, g.id, persistence.Snapshot{Offset: g.j.verified, Data: data}); err != nil {
+		g.log.Warn("capacity snapshot failed", "error", err)
+	}
+}

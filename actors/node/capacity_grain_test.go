@@ -1,0 +1,75 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+)
+
+// TestCapacityGrainSurvivesRestart fills a capacity room on one member,
+// stops it, and checks that a new member on the same log keeps every slot
+// holder inside, the line in its order, and the cookie key.
+func TestCapacityGrainSurvivesRestart(t *testing.T) {
+	l := memlog.New()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := capacity.Settings{Active: 2, Session: time.Minute, Refresh: 10 * time.Second}
+	id := CapacityID("shop.example.com", "/")
+
+	n := startNode(t, l)
+	key, err := n.Client.CapacityKey(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sealer.Open(key, CapacityKeyAD(id)); err != nil {
+		t.Fatalf("key does not open under the master key: %v", err)
+	}
+	for i, v := range []string{"a", "b", "c", "d"} {
+		st, err := n.Client.CapacityCheck(ctx, id, s, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i < 2; st.Admitted != want {
+			t.Fatalf("%s admitted=%v, want %v", v, st.Admitted, want)
+		}
+	}
+	if err := n.Client.CapacityTouch(ctx, id, []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Client.CapacityCheck(ctx, id, capacity.Settings{}, "x"); !IsCode(err, CodeInvalid) {
+		t.Fatalf("check without settings: got %v, want invalid", err)
+	}
+	n.Stop(ctx)
+
+	n = startNode(t, l)
+	defer n.Stop(ctx)
+	for v, want := range map[string]capacity.Status{
+		"a": {Admitted: true, Waiting: 2, Inside: 2},
+		"b": {Admitted: true, Waiting: 2, Inside: 2},
+		"c": {Position: 1, Waiting: 2, Inside: 2},
+		"d": {Position: 2, Waiting: 2, Inside: 2},
+	} {
+		st, err := n.Client.CapacityCheck(ctx, id, s, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Expires = 0
+		if st != want {
+			t.Errorf("%s after restart: got %+v, want %+v", v, st, want)
+		}
+	}
+	if err := n.Client.CapacityRelease(ctx, id, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := n.Client.CapacityCheck(ctx, id, s, "c"); !st.Admitted {
+		t.Fatalf("first in line not admitted after a release: %+v", st)
+	}
+	key2, err := n.Client.CapacityKey(ctx, id)
+	if err != nil || !bytes.Equal(key, key2) {
+		t.Fatalf("cookie key changed across the restart: %v", err)
+	}
+}

@@ -1,0 +1,74 @@
+package live
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// socket is one dashboard connection. Its writer goroutine owns writes of
+// data frames; close may come from the reader, the feed or the hub.
+type socket struct {
+	conn *websocket.Conn
+	send chan *websocket.PreparedMessage
+
+	once sync.Once
+	gone chan struct{}
+}
+
+// offer queues pm without blocking; false when the socket is too slow.
+func (s *socket) offer(pm *websocket.PreparedMessage) bool {
+	select {
+	case <-s.gone:
+		return true
+	default:
+	}
+	select {
+	case s.send <- pm:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *socket) writer() {
+	for {
+		select {
+		case <-s.gone:
+			return
+		case pm := <-s.send:
+			_ = s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if err := s.conn.WritePreparedMessage(pm); err != nil {
+				s.close(websocket.CloseAbnormalClosure, "")
+				return
+			}
+		}
+	}
+}
+
+// close says goodbye with code and reason (once) and closes the
+// connection, which ends the reader.
+func (s *socket) close(code int, reason string) {
+	s.once.Do(func() {
+		close(s.gone)
+		if code != websocket.CloseAbnormalClosure {
+			_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+		}
+		_ = s.conn.Close()
+	})
+}
+
+// prepare encodes f once for every socket; nil if it cannot be encoded.
+func prepare(f Frame) *websocket.PreparedMessage {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil
+	}
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, b)
+	if err != nil {
+		return nil
+	}
+	return pm
+}

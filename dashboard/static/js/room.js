@@ -1,0 +1,132 @@
+// room.js is one room's page: its header with the state, the rate that can
+// be changed at once and pause/resume, and the tabs (live dashboard,
+// settings, keys & codes, audit log, integration). A key's session sees
+// only what a key may do: no keys, codes, secret, audit or delete.
+
+import { h, clear, setText } from './dom.js';
+import { t, num } from './i18n.js';
+import { call, site, isKey, patchSite, info } from './api.js';
+import { siteForm, healthTest } from './form.js';
+import { liveView } from './live.js';
+import { accessView, auditView } from './access.js';
+import { integration } from './snippets.js';
+import { onceBox } from './once.js';
+
+// roomState derives a room's state from its configuration and public
+// info, for views without the live socket (which has the exact one, draws
+// included).
+export function roomState(s, i) {
+  if (!s.active || (i && !i.active)) return 'paused';
+  if (s.opensAt && new Date(s.opensAt) > new Date()) return 'prequeue';
+  return i && i.waiting > 0 ? 'queueing' : 'not_queueing';
+}
+
+const TABS = [
+  ['live', 'tabLive', false],
+  ['settings', 'tabSettings', false],
+  ['access', 'tabAccess', true],
+  ['audit', 'tabAudit', true],
+  ['integration', 'tabIntegration', false],
+];
+
+// roomPage renders room id with tab into main; once, when given, is a
+// freshly created secret to show at the top. It answers a stop function.
+export async function roomPage(main, id, tab, once) {
+  clear(main, h('p', {}, t('loading')));
+  let s;
+  try {
+    s = await call('GET', site(id));
+  } catch (err) {
+    clear(main, h('p', { class: 'bad' }, err.status === 404 || err.status === 403 ? t('notFound') : t('error', { msg: err.message })),
+      h('a', { href: '#/' }, t('back')));
+    return () => {};
+  }
+  const tabs = TABS.filter(([, , adminOnly]) => !(adminOnly && isKey()));
+  if (!tabs.some(([k]) => k === tab)) tab = 'live';
+
+  const statePill = h('span', { class: 'pill state', id: 'room-state' });
+  const setState = (st) => {
+    statePill.dataset.state = st;
+    setText(statePill, t(`st_${st}`));
+  };
+  setState(roomState(s, null));
+  if (tab !== 'live') info(s.slug).then((i) => setState(roomState(s, i)), () => {});
+  const msg = h('span', { class: 'form-status', role: 'status', id: 'room-msg' });
+  const rate = h('input', { id: 'rate-now', type: 'number', min: 1, step: 'any', value: s.ratePerMinute, 'aria-label': t('rateNow') });
+  const rateForm = h('form', { class: 'inline-form rate-form' }, h('label', { for: 'rate-now' }, t('rateNow')), rate,
+    h('button', { type: 'submit', class: 'primary', id: 'set-rate' }, t('setRate')));
+  rateForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    try {
+      const n = Number(rate.value);
+      s = await patchSite(id, (b) => {
+        b.ratePerMinute = n;
+      });
+      setText(msg, t('rateSet', { n: num(s.ratePerMinute, 1) }));
+    } catch (err) {
+      setText(msg, t('error', { msg: err.message }));
+    }
+  });
+  const pause = h('button', { type: 'button', id: 'pause-toggle', class: s.active ? 'danger' : 'primary' }, s.active ? t('pause') : t('resume'));
+  pause.addEventListener('click', async () => {
+    try {
+      const to = !s.active;
+      s = await patchSite(id, (b) => {
+        b.active = to;
+      });
+      pause.textContent = s.active ? t('pause') : t('resume');
+      pause.className = s.active ? 'danger' : 'primary';
+      setText(msg, s.active ? t('resumed') : t('paused'));
+      setState(roomState(s, null));
+    } catch (err) {
+      setText(msg, t('error', { msg: err.message }));
+    }
+  });
+
+  const nav = h('nav', { class: 'tabs', role: 'tablist' }, tabs.map(([k, label]) =>
+    h('a', { href: `#/room/${encodeURIComponent(id)}/${k}`, role: 'tab', 'aria-selected': k === tab ? 'true' : 'false', 'data-tab': k }, t(label))));
+  const body = h('div', { class: 'tab-body' });
+  clear(main,
+    h('div', { class: 'room-head' },
+      h('div', { class: 'room-title' }, isKey() ? null : h('a', { href: '#/', class: 'back' }, `← ${t('back')}`),
+        h('h1', {}, s.name), h('span', { class: 'mono slug' }, `/queue/${s.slug}`), statePill),
+      h('div', { class: 'room-controls' }, rateForm, pause, msg)),
+    once ? onceBox(t('secretTitle'), once) : null,
+    nav, body);
+
+  let stop = () => {};
+  if (tab === 'live') {
+    const v = liveView(s, setState);
+    body.appendChild(v.el);
+    stop = v.stop;
+  } else if (tab === 'settings') {
+    const f = siteForm(s, (saved) => {
+      s = saved;
+      rate.value = s.ratePerMinute;
+      pause.textContent = s.active ? t('pause') : t('resume');
+    });
+    body.appendChild(f.form);
+    healthTest(id, f.form);
+    if (!isKey()) {
+      body.appendChild(h('section', { class: 'panel danger-zone' }, h('button', {
+        type: 'button', class: 'danger', id: 'delete-room',
+        onclick: async () => {
+          if (!confirm(t('confirmDelete', { name: s.name }))) return;
+          try {
+            await call('DELETE', site(id));
+            location.hash = '#/';
+          } catch (err) {
+            setText(msg, t('error', { msg: err.message }));
+          }
+        },
+      }, t('deleteRoom'))));
+    }
+  } else if (tab === 'access') {
+    body.appendChild(accessView(s));
+  } else if (tab === 'audit') {
+    body.appendChild(auditView(s));
+  } else if (tab === 'integration') {
+    body.appendChild(integration(s));
+  }
+  return stop;
+}

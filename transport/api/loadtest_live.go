@@ -1,0 +1,175 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/aditus-queue/aditus-queue/actors/loadtest"
+	"github.com/aditus-queue/aditus-queue/actors/node"
+)
+
+// LiveProtocol is the WebSocket subprotocol of the admin live feeds.
+const LiveProtocol = "aditus-queue.v1"
+
+// Close codes of the admin live feeds.
+const (
+	closeBadToken = 4401
+	closeKey      = 4403
+	closeNotFound = 4404
+)
+
+// livePoll is how often a live socket asks the load-test grain for new
+// seconds; each asks for the seconds after the last it sent.
+const livePoll = 500 * time.Millisecond
+
+var liveUpgrader = websocket.Upgrader{
+	ReadBufferSize: 1024, WriteBufferSize: 4096, HandshakeTimeout: 10 * time.Second,
+	Subprotocols: []string{LiveProtocol},
+	// The token travels in the protocol header or the first message, never
+	// in a cookie, so a page of another origin gains nothing by opening it.
+	CheckOrigin: func(*http.Request) bool { return true },
+}
+
+// secondFrame is one second of a run on the live socket.
+type secondFrame struct {
+	Type  string `json:"type"`
+	RunID string `json:"run"`
+	loadtest.Second
+}
+
+// handleLoadTestLive pushes a run's per-second figures: first
+// {"type":"run","run":{…}} with the run and its seconds so far, then
+// {"type":"second","run":id,…} for each new second, and at the end
+// {"type":"end","run":{…}} with the totals, after which it closes (1000).
+// Authentication is the live dashboard's: the admin token in
+// Sec-WebSocket-Protocol as "bearer.<token>" beside "aditus-queue.v1", or
+// "aditus-queue.v1" alone and a first message {"type":"auth","token":…}
+// within 5 s; never the query string. A bad token closes with 4401, a
+// qak_ key with 4403 (load tests are the operator's), an unknown run 4404.
+func (s *Server) handleLoadTestLive(c echo.Context) error {
+	offered := websocket.Subprotocols(c.Request())
+	tok, hasProto := "", false
+	for _, p := range offered {
+		if p == LiveProtocol {
+			hasProto = true
+		}
+		if t, ok := strings.CutPrefix(p, "bearer."); ok {
+			tok = t
+		}
+	}
+	if !hasProto {
+		return errorf(http.StatusBadRequest, "bad_request", "Open the socket with the subprotocol "+LiveProtocol+".")
+	}
+	conn, err := liveUpgrader.Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		return nil // the upgrader has answered
+	}
+	defer conn.Close()
+	conn.SetReadLimit(4096)
+	if tok == "" {
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var m struct {
+			Type  string `json:"type"`
+			Token string `json:"token"`
+		}
+		if err := conn.ReadJSON(&m); err != nil || m.Type != "auth" {
+			closeWith(conn, closeBadToken, "authentication expected")
+			return nil
+		}
+		tok = m.Token
+		_ = conn.SetReadDeadline(time.Time{})
+	}
+	switch {
+	case len(s.admin) > 0 && subtle.ConstantTimeCompare(s.hash(tok), s.admin) == 1:
+	case strings.HasPrefix(tok, "qak_"):
+		closeWith(conn, closeKey, "API keys may not watch load tests")
+		return nil
+	default:
+		closeWith(conn, closeBadToken, "bad token")
+		return nil
+	}
+
+	// The reader notices the client going away.
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for {
+			if _, _, err := conn.NextReader(); err != nil {
+				return
+			}
+		}
+	}()
+	id := c.Param("id")
+	ctx := c.Request().Context()
+	since, first := 0, true
+	t := time.NewTicker(livePoll)
+	defer t.Stop()
+	for {
+		run, err := s.liveRun(ctx, id, since)
+		if node.IsCode(err, node.CodeNotFound) {
+			closeWith(conn, closeNotFound, "no such load test")
+			return nil
+		}
+		if err == nil {
+			if first {
+				first = false
+				if !write(conn, map[string]any{"type": "run", "run": runAnswer{run, orEmpty(run.Series)}}) {
+					return nil
+				}
+			} else {
+				for _, sec := range run.Series {
+					if !write(conn, secondFrame{Type: "second", RunID: run.ID, Second: sec}) {
+						return nil
+					}
+				}
+			}
+			if n := len(run.Series); n > 0 {
+				since = run.Series[n-1].Index
+			}
+			if run.Ended() {
+				sum := run.Summary()
+				write(conn, map[string]any{"type": "end", "run": sum})
+				closeWith(conn, websocket.CloseNormalClosure, "the load test ended")
+				return nil
+			}
+		}
+		select {
+		case <-gone:
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) liveRun(ctx context.Context, id string, since int) (*loadtest.Run, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return s.client.LoadTest(ctx, id, since)
+}
+
+func orEmpty(s []loadtest.Second) []loadtest.Second {
+	if s == nil {
+		return []loadtest.Second{}
+	}
+	return s
+}
+
+func write(conn *websocket.Conn, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return conn.WriteMessage(websocket.TextMessage, b) == nil
+}
+
+func closeWith(conn *websocket.Conn, code int, reason string) {
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+}

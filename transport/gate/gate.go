@@ -1,0 +1,187 @@
+// Package gate is net/http middleware that lets a request reach the shop
+// only with a valid admission token of one waiting room, verified offline.
+//
+// It does what every edge gate in deploy/edge does, in three steps:
+//
+//  1. A request carrying a valid token in the aditus_queue_token query
+//     parameter (the visitor returns from the waiting room) gets the token
+//     as the cookie aditus_queue (Secure; HttpOnly; SameSite=Lax; Max-Age the
+//     token's remaining lifetime) and a 302 to the same URL without the
+//     parameter, so the token does not stay in the address bar or logs.
+//  2. A request whose cookie holds a valid token goes on to the next
+//     handler, which finds the token's claims with ClaimsFrom.
+//  3. Every other request gets a 302 to the room's gateway link,
+//     <room>/enter?return=<the page asked for>: the room admits the visitor
+//     at once while nobody waits (and sends it back to that page with a
+//     token), or lets it wait.
+//
+// A token is valid when it is an HS256 JWT (the algorithm is pinned: none,
+// RS256 and every other are refused) signed with the room's secret, with iss
+// "aditus-queue", aud the room's slug and exp in the future. The gate never
+// calls the queue.
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/transport/returnurl"
+)
+
+// DefaultCookie is the name of the cookie that keeps the token.
+const DefaultCookie = "aditus_queue"
+
+// Gate checks requests for one room. It is safe for concurrent use.
+type Gate struct {
+	slug   string
+	secret []byte
+	enter  string // the room's gateway link, <room>/enter
+	cookie string
+	origin string // the shop's public origin; empty: from the request
+	now    func() time.Time
+}
+
+// Option changes a Gate's defaults.
+type Option func(*Gate)
+
+// WithCookie names the cookie that keeps the token (default aditus_queue).
+func WithCookie(name string) Option { return func(g *Gate) { g.cookie = name } }
+
+// WithClock sets the clock tokens are checked against (default time.Now).
+func WithClock(now func() time.Time) Option { return func(g *Gate) { g.now = now } }
+
+// WithOrigin sets the shop's public origin ("https://shop.example.com"),
+// used to build the return URL handed to the room. Without it the origin is
+// read from the request: https when it came over TLS or with
+// X-Forwarded-Proto https, its Host header. Set it when the gate sits behind
+// a proxy that rewrites Host.
+func WithOrigin(origin string) Option {
+	return func(g *Gate) { g.origin = strings.TrimSuffix(origin, "/") }
+}
+
+// New returns a gate for the room slug, whose tokens are signed with
+// secret (the room's secret string as bytes), and whose waiting room is at
+// room ("https://queue.example.com/queue/spring-sale"). It fails when slug
+// or secret is empty, room is not an absolute http(s) URL without query, or
+// an option is invalid.
+func New(slug string, secret []byte, room string, opts ...Option) (*Gate, error) {
+	g := &Gate{slug: slug, secret: secret, cookie: DefaultCookie, now: time.Now}
+	for _, o := range opts {
+		o(g)
+	}
+	if slug == "" {
+		return nil, errors.New("gate: empty slug")
+	}
+	if len(secret) == 0 {
+		return nil, errors.New("gate: empty secret")
+	}
+	u, err := url.Parse(room)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("gate: waiting-room URL %q is not an absolute http(s) URL without query", room)
+	}
+	g.enter = strings.TrimSuffix(room, "/") + "/enter"
+	if g.cookie == "" || strings.ContainsAny(g.cookie, "=;, \t\r\n") {
+		return nil, fmt.Errorf("gate: invalid cookie name %q", g.cookie)
+	}
+	if g.origin != "" {
+		o, err := url.Parse(g.origin)
+		if err != nil || (o.Scheme != "https" && o.Scheme != "http") || o.Host == "" || (o.Path != "" && o.Path != "/") || o.RawQuery != "" {
+			return nil, fmt.Errorf("gate: origin %q is not scheme://host[:port]", g.origin)
+		}
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	return g, nil
+}
+
+// Wrap returns a handler that lets through to next only requests with a
+// valid token, as the package documentation describes.
+func (g *Gate) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := g.now()
+		if raw := r.URL.Query().Get(returnurl.TokenParam); raw != "" {
+			if c, err := token.Verify(g.secret, g.slug, raw, now); err == nil {
+				g.admit(w, r, raw, c, now)
+				return
+			}
+		}
+		if ck, err := r.Cookie(g.cookie); err == nil && ck.Value != "" {
+			if c, err := token.Verify(g.secret, g.slug, ck.Value, now); err == nil {
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimsKey{}, c)))
+				return
+			}
+		}
+		redirect(w, g.RoomURL(r))
+	})
+}
+
+// Admitted reports the claims of the valid token r carries in its cookie,
+// or false.
+func (g *Gate) Admitted(r *http.Request) (*token.Claims, bool) {
+	ck, err := r.Cookie(g.cookie)
+	if err != nil {
+		return nil, false
+	}
+	c, err := token.Verify(g.secret, g.slug, ck.Value, g.now())
+	return c, err == nil
+}
+
+// RoomURL is where a request without a valid token is sent: the room's
+// gateway link with the page r asked for (without any token parameter) as
+// its return URL.
+func (g *Gate) RoomURL(r *http.Request) string {
+	u := *r.URL
+	returnurl.StripToken(&u)
+	origin := g.origin
+	if origin == "" {
+		scheme := "http"
+		if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+			scheme = "https"
+		}
+		origin = scheme + "://" + r.Host
+	}
+	return g.enter + "?return=" + url.QueryEscape(origin+u.RequestURI())
+}
+
+// admit keeps raw in the cookie for the token's remaining lifetime and
+// sends the visitor to the same URL without the token parameter.
+func (g *Gate) admit(w http.ResponseWriter, r *http.Request, raw string, c *token.Claims, now time.Time) {
+	left := int(c.ExpiresAt.Sub(now) / time.Second)
+	if left < 1 {
+		left = 1
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     g.cookie,
+		Value:    raw,
+		Path:     "/",
+		MaxAge:   left,
+		Secure:   true,
+		HttpOnly: true,
+		SameSite: http.SameSiteLaxMode,
+	})
+	u := *r.URL
+	returnurl.StripToken(&u)
+	redirect(w, u.RequestURI())
+}
+
+func redirect(w http.ResponseWriter, to string) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Location", to)
+	w.WriteHeader(http.StatusFound)
+}
+
+type claimsKey struct{}
+
+// ClaimsFrom returns the claims of the token a request was let through
+// with, in a handler behind Wrap.
+func ClaimsFrom(ctx context.Context) (*token.Claims, bool) {
+	c, ok := ctx.Value(claimsKey{}).(*token.Claims)
+	return c, ok
+}

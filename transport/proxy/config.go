@@ -1,0 +1,363 @@
+// Package proxy is the enforcing reverse proxy of capacity rooms (seed
+// 004): `aditus-queue proxy --config FILE`. It chooses a host block by the
+// Host header and a location by the longest path prefix, lets `active`
+// visitors of a waiting room through to the upstream at once and answers
+// everyone else 503 with a waiting page that refreshes until their turn.
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
+)
+
+// Config is a loaded configuration: hosts by name.
+type Config struct {
+	Hosts map[string]*Host
+}
+
+// Host is one `host "name" { … }` block.
+type Host struct {
+	Name string
+	// Locations, longest path first.
+	Locations []*Location
+}
+
+// Location is one `location "/path" { … }` block.
+type Location struct {
+	Path string
+	// Upstream is where requests go (nil with static_files).
+	Upstream *url.URL
+	// Directory serves static files instead of an upstream.
+	Directory string
+	// Rooms are the waiting rooms a request of this location may pass
+	// through, in the order they run (priority, then file order).
+	Rooms []*RoomRule
+	// Bypass lists requests that pass without any room, slot or cookie.
+	Bypass []Bypass
+}
+
+// RoomRule is a waiting room and the paths it applies to (all the
+// location's when Prefixes is empty).
+type RoomRule struct {
+	Prefixes []string
+	Room     *Room
+	Priority int
+}
+
+// Bypass is a rule's `bypass` list: requests whose User-Agent contains one
+// of UserAgents or whose path starts with one of Paths pass untouched, if
+// they also match the rule's Prefixes (when any).
+type Bypass struct {
+	Prefixes   []string
+	UserAgents []string
+	Paths      []string
+}
+
+// Room is one `waiting_room { … }` block.
+type Room struct {
+	// Host and Name identify the room: blocks of a host with the same name
+	// share it.
+	Host, Name string
+	Settings   capacity.Settings
+	// AdmitOnStoreError lets visitors through when the store cannot be
+	// reached (on_store_error = "admit"); otherwise they wait.
+	AdmitOnStoreError bool
+	// Page is the custom waiting page, read when the configuration loads
+	// (nil: the built-in page).
+	Page []byte
+	// Secret, when set, is what the cookies' key is derived from;
+	// otherwise the key is kept sealed in the store.
+	Secret string
+	// RateRoom names a rate room (seed 000) whose admission tokens this
+	// block enforces instead of counting slots.
+	RateRoom string
+}
+
+// The HCL schema, decoded with gohcl: an unknown block or attribute is a
+// diagnostic naming its file and line.
+type fileSchema struct {
+	Hosts []hostSchema `hcl:"host,block"`
+}
+
+type hostSchema struct {
+	Name      string           `hcl:"name,label"`
+	Locations []locationSchema `hcl:"location,block"`
+}
+
+type locationSchema struct {
+	Path        string             `hcl:"path,label"`
+	Upstream    *upstreamSchema    `hcl:"upstream,block"`
+	WaitingRoom *waitingRoomSchema `hcl:"waiting_room,block"`
+	Rules       []ruleSchema       `hcl:"rule,block"`
+	StaticFiles *staticSchema      `hcl:"static_files,block"`
+	Range       hcl.Range          `hcl:",def_range"`
+}
+
+type upstreamSchema struct {
+	Address string    `hcl:"address,label"`
+	Range   hcl.Range `hcl:",def_range"`
+}
+
+type staticSchema struct {
+	Directory string `hcl:"directory"`
+}
+
+type waitingRoomSchema struct {
+	Active       *int      `hcl:"active,optional"`
+	OnStoreError *string   `hcl:"on_store_error,optional"`
+	Session      *string   `hcl:"session,optional"`
+	Refresh      *string   `hcl:"refresh,optional"`
+	Page         *string   `hcl:"page,optional"`
+	Name         *string   `hcl:"name,optional"`
+	Secret       *string   `hcl:"secret,optional"`
+	Priority     *int      `hcl:"priority,optional"`
+	Room         *string   `hcl:"room,optional"`
+	Range        hcl.Range `hcl:",def_range"`
+}
+
+type ruleSchema struct {
+	Name   string        `hcl:"name,label"`
+	And    *andSchema    `hcl:"and,block"`
+	Then   *thenSchema   `hcl:"then,block"`
+	Bypass *bypassSchema `hcl:"bypass,block"`
+	Range  hcl.Range     `hcl:",def_range"`
+}
+
+type andSchema struct {
+	Paths []pathSchema `hcl:"path,block"`
+}
+
+type pathSchema struct {
+	Prefix string `hcl:"prefix"`
+}
+
+type thenSchema struct {
+	WaitingRoom *waitingRoomSchema `hcl:"waiting_room,block"`
+}
+
+type bypassSchema struct {
+	UserAgents []string `hcl:"user_agents,optional"`
+	Paths      []string `hcl:"paths,optional"`
+}
+
+// Load reads and checks the configuration file at path. Its error is one
+// line naming the file, the line and the problem.
+func Load(path string) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return Parse(path, src)
+}
+
+// Parse is Load on the file's contents; relative `page` and `directory`
+// paths are taken from the file's directory.
+func Parse(path string, src []byte) (*Config, error) {
+	f, diags := hclsyntax.ParseConfig(src, path, hcl.Pos{Line: 1, Column: 1})
+	if diags.HasErrors() {
+		return nil, diagError(diags)
+	}
+	var fs fileSchema
+	if diags := gohcl.DecodeBody(f.Body, nil, &fs); diags.HasErrors() {
+		return nil, diagError(diags)
+	}
+	base := filepath.Dir(path)
+	cfg := &Config{Hosts: map[string]*Host{}}
+	for _, hs := range fs.Hosts {
+		name := strings.ToLower(hs.Name)
+		if _, dup := cfg.Hosts[name]; dup {
+			return nil, fmt.Errorf("%s: host %q is defined twice", path, hs.Name)
+		}
+		h := &Host{Name: name}
+		for _, ls := range hs.Locations {
+			l, err := buildLocation(name, base, ls)
+			if err != nil {
+				return nil, err
+			}
+			h.Locations = append(h.Locations, l)
+		}
+		sort.SliceStable(h.Locations, func(i, j int) bool { return len(h.Locations[i].Path) > len(h.Locations[j].Path) })
+		cfg.Hosts[name] = h
+	}
+	return cfg, nil
+}
+
+func buildLocation(host, base string, ls locationSchema) (*Location, error) {
+	at := func(r hcl.Range, format string, a ...any) error {
+		return fmt.Errorf("%s:%d: %s", r.Filename, r.Start.Line, fmt.Sprintf(format, a...))
+	}
+	if !strings.HasPrefix(ls.Path, "/") {
+		return nil, at(ls.Range, "location %q: a path starts with /", ls.Path)
+	}
+	l := &Location{Path: ls.Path}
+	switch {
+	case ls.Upstream != nil && ls.StaticFiles != nil:
+		return nil, at(ls.Range, "location %q: upstream and static_files exclude each other", ls.Path)
+	case ls.Upstream != nil:
+		u, err := upstreamURL(ls.Upstream.Address)
+		if err != nil {
+			return nil, at(ls.Upstream.Range, "upstream %q: %v", ls.Upstream.Address, err)
+		}
+		l.Upstream = u
+	case ls.StaticFiles != nil:
+		l.Directory = ls.StaticFiles.Directory
+		if !filepath.IsAbs(l.Directory) {
+			l.Directory = filepath.Join(base, l.Directory)
+		}
+	default:
+		return nil, at(ls.Range, "location %q: needs an upstream or static_files block", ls.Path)
+	}
+	add := func(prefixes []string, ws *waitingRoomSchema, defName string) error {
+		r, err := buildRoom(host, base, defName, ws)
+		if err != nil {
+			return at(ws.Range, "waiting_room: %v", err)
+		}
+		rr := &RoomRule{Prefixes: prefixes, Room: r}
+		if ws.Priority != nil {
+			rr.Priority = *ws.Priority
+		}
+		l.Rooms = append(l.Rooms, rr)
+		return nil
+	}
+	if ls.WaitingRoom != nil {
+		if err := add(nil, ls.WaitingRoom, ls.Path); err != nil {
+			return nil, err
+		}
+	}
+	for _, rs := range ls.Rules {
+		var prefixes []string
+		if rs.And != nil {
+			for _, p := range rs.And.Paths {
+				prefixes = append(prefixes, p.Prefix)
+			}
+		}
+		if rs.Bypass != nil {
+			if len(rs.Bypass.UserAgents) == 0 && len(rs.Bypass.Paths) == 0 {
+				return nil, at(rs.Range, "rule %q: bypass needs user_agents or paths", rs.Name)
+			}
+			l.Bypass = append(l.Bypass, Bypass{Prefixes: prefixes, UserAgents: rs.Bypass.UserAgents, Paths: rs.Bypass.Paths})
+		}
+		if rs.Then == nil || rs.Then.WaitingRoom == nil {
+			if rs.Bypass == nil {
+				return nil, at(rs.Range, "rule %q: needs then { waiting_room { … } } or bypass", rs.Name)
+			}
+			continue
+		}
+		ws := rs.Then.WaitingRoom
+		if ws.Name == nil {
+			return nil, at(ws.Range, "rule %q: a rule's waiting_room needs a name (a rule has no path of its own)", rs.Name)
+		}
+		if err := add(prefixes, ws, ""); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(l.Rooms, func(i, j int) bool { return l.Rooms[i].Priority < l.Rooms[j].Priority })
+	return l, nil
+}
+
+func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error) {
+	r := &Room{Host: host, Name: defName}
+	if ws.Name != nil {
+		r.Name = *ws.Name
+	}
+	if ws.Secret != nil {
+		if len(*ws.Secret) < 16 {
+			return nil, errors.New("secret must be at least 16 characters")
+		}
+		r.Secret = *ws.Secret
+	}
+	if ws.Room != nil {
+		if ws.Active != nil || ws.Session != nil || ws.Page != nil {
+			return nil, errors.New(`room = "<slug>" names a rate room: active, session and page belong to capacity rooms`)
+		}
+		r.RateRoom = *ws.Room
+	} else if ws.Active == nil {
+		return nil, errors.New("active is required (visitors let in at once)")
+	}
+	if ws.OnStoreError == nil {
+		return nil, errors.New(`on_store_error is required ("admit" or "wait")`)
+	}
+	switch *ws.OnStoreError {
+	case "admit":
+		r.AdmitOnStoreError = true
+	case "wait":
+	default:
+		return nil, fmt.Errorf(`on_store_error must be "admit" or "wait", not %q`, *ws.OnStoreError)
+	}
+	r.Settings = capacity.Settings{Session: capacity.DefaultSession, Refresh: capacity.DefaultRefresh}
+	if ws.Active != nil {
+		r.Settings.Active = *ws.Active
+	}
+	for _, d := range []struct {
+		name string
+		v    *string
+		dst  *time.Duration
+	}{{"session", ws.Session, &r.Settings.Session}, {"refresh", ws.Refresh, &r.Settings.Refresh}} {
+		if d.v == nil {
+			continue
+		}
+		v, err := time.ParseDuration(*d.v)
+		if err != nil || v < time.Second {
+			return nil, fmt.Errorf("%s %q: want a duration of at least 1s such as \"5m\"", d.name, *d.v)
+		}
+		*d.dst = v
+	}
+	if r.RateRoom == "" {
+		if err := r.Settings.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if ws.Page != nil {
+		p := *ws.Page
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("page: %w", err)
+		}
+		r.Page = b
+	}
+	return r, nil
+}
+
+// upstreamURL accepts the seed's "host:port" or a full http(s) URL.
+func upstreamURL(s string) (*url.URL, error) {
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("want host:port or an http(s) URL")
+	}
+	return u, nil
+}
+
+// diagError is the first diagnostic as one line: file:line: problem.
+func diagError(diags hcl.Diagnostics) error {
+	d := diags.Errs()[0].(*hcl.Diagnostic)
+	msg := d.Summary
+	if d.Detail != "" {
+		msg += ": " + strings.TrimSuffix(d.Detail, ".")
+	}
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	if d.Subject != nil {
+		return fmt.Errorf("%s:%d: %s", d.Subject.Filename, d.Subject.Start.Line, msg)
+	}
+	return errors.New(msg)
+}

@@ -1,0 +1,101 @@
+package proxy
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"unsafe"
+)
+
+// visitorSize is a visitor id's length in bytes.
+const visitorSize = 16
+
+// cookieSize is the plain text of a cookie: the visitor id and when the
+// visitor's slot ends (Unix nanoseconds; 0 while waiting).
+const cookieSize = visitorSize + 8
+
+// Visitor is what a cookie says.
+type Visitor struct {
+	ID      [visitorSize]byte
+	Expires int64
+}
+
+// cookieBox seals and opens the cookies of one room with AES-256-GCM. The
+// associated data binds a cookie to its host and room: moved to another,
+// it does not open, and its owner is a new visitor.
+type cookieBox struct {
+	aead cipher.AEAD
+	ad   []byte
+}
+
+var errCookie = errors.New("cookie does not open")
+
+func newCookieBox(key []byte, host, room string) (*cookieBox, error) {
+	if len(key) != 32 {
+		return nil, errors.New("cookie key must be 32 bytes")
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &cookieBox{aead: aead, ad: []byte("aditus-queue capacity\x00" + host + "\x00" + room)}, nil
+}
+
+// secretKey derives a room's cookie key from the operator's secret, so
+// servers given the same secret accept each other's cookies.
+func secretKey(secret string) []byte {
+	k := sha256.Sum256([]byte("aditus-queue capacity cookie key\x00" + secret))
+	return k[:]
+}
+
+// seal returns the cookie value of v.
+func (b *cookieBox) seal(v Visitor) string {
+	var buf [12 + cookieSize + 16]byte
+	nonce := buf[:12]
+	_, _ = rand.Read(nonce)
+	var plain [cookieSize]byte
+	copy(plain[:], v.ID[:])
+	binary.BigEndian.PutUint64(plain[visitorSize:], uint64(v.Expires))
+	out := b.aead.Seal(buf[:12], nonce, plain[:], b.ad)
+	return base64.RawURLEncoding.EncodeToString(out)
+}
+
+// open returns what cookie value s says, or errCookie when it was changed,
+// made for another host or room, or is not a cookie at all. It allocates
+// nothing: the admitted visitor's check is on every request.
+func (b *cookieBox) open(s string) (Visitor, error) {
+	var v Visitor
+	var raw [12 + cookieSize + 16]byte
+	if base64.RawURLEncoding.DecodedLen(len(s)) != len(raw) {
+		return v, errCookie
+	}
+	n, err := base64.RawURLEncoding.Decode(raw[:], unsafe.Slice(unsafe.StringData(s), len(s))) // read only
+	if err != nil || n != len(raw) {
+		return v, errCookie
+	}
+	var plain [cookieSize]byte
+	if _, err := b.aead.Open(plain[:0], raw[:12], raw[12:], b.ad); err != nil {
+		return v, errCookie
+	}
+	copy(v.ID[:], plain[:visitorSize])
+	v.Expires = int64(binary.BigEndian.Uint64(plain[visitorSize:]))
+	return v, nil
+}
+
+// newVisitor returns a fresh random visitor id.
+func newVisitor() Visitor {
+	var v Visitor
+	_, _ = rand.Read(v.ID[:])
+	return v
+}
+
+// idString is the visitor id as the grain knows it.
+func (v Visitor) idString() string { return base64.RawURLEncoding.EncodeToString(v.ID[:]) }

@@ -1,0 +1,249 @@
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+)
+
+// storeTimeout bounds one synchronous call to the store on a visitor's
+// request; past it, on_store_error decides.
+const storeTimeout = 2 * time.Second
+
+// gate enforces one capacity room on this proxy node. An admitted visitor
+// is checked from the cookie alone; the store is asked for new visitors,
+// waiters, and holders in the last fifth of their session. Holders' requests
+// are gathered and sent as one Touch a second.
+type gate struct {
+	room       *Room
+	id         string // the room's grain identity
+	cookieName string
+	page       *page
+	store      Store
+	now        func() time.Time
+	log        *slog.Logger
+
+	box atomic.Pointer[cookieBox]
+	// keyMu serialises fetching the key from the store.
+	keyMu  sync.Mutex
+	keyTry time.Time
+
+	// mu guards pending and released.
+	mu      sync.Mutex
+	pending map[[visitorSize]byte]struct{}
+	// released are visitors whose slot the upstream released through this
+	// node, until their cookie would have ended: their old cookie no longer
+	// admits them here.
+	released  map[[visitorSize]byte]int64
+	nReleased atomic.Int32
+}
+
+func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gate, error) {
+	id := node.CapacityID(r.Host, r.Name)
+	g := &gate{room: r, id: id, cookieName: "aq_" + id[1:13], store: store, now: now, log: log.With("room", r.Name, "host", r.Host),
+		pending: map[[visitorSize]byte]struct{}{}, released: map[[visitorSize]byte]int64{}}
+	src := r.Page
+	if src == nil {
+		src = builtinPage
+	}
+	g.page = parsePage(src)
+	if r.Secret != "" {
+		b, err := newCookieBox(secretKey(r.Secret), r.Host, r.Name)
+		if err != nil {
+			return nil, err
+		}
+		g.box.Store(b)
+	}
+	return g, nil
+}
+
+// key returns the room's cookie box, fetching the key from the store at
+// most twice a second while it is unknown; nil while the store cannot be
+// reached.
+func (g *gate) key(ctx context.Context) *cookieBox {
+	if b := g.box.Load(); b != nil {
+		return b
+	}
+	g.keyMu.Lock()
+	defer g.keyMu.Unlock()
+	if b := g.box.Load(); b != nil {
+		return b
+	}
+	if g.now().Sub(g.keyTry) < 500*time.Millisecond {
+		return nil
+	}
+	g.keyTry = g.now()
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	k, err := g.store.Key(ctx, g.id)
+	if err != nil {
+		g.log.Warn("cookie key unavailable", "error", err)
+		return nil
+	}
+	b, err := newCookieBox(k, g.room.Host, g.room.Name)
+	if err != nil {
+		g.log.Error("cookie key unusable", "error", err)
+		return nil
+	}
+	g.box.Store(b)
+	return b
+}
+
+// admit decides whether request r goes on. When it does not, admit has
+// answered the waiting page. ok reports a visitor with a slot (who can be
+// released); pass alone (ok false) is a visitor let through by
+// on_store_error = "admit".
+func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pass bool) {
+	now := g.now().UnixNano()
+	box := g.key(r.Context())
+	if box == nil {
+		return v, false, g.storeError(w)
+	}
+	known := false
+	if c, err := r.Cookie(g.cookieName); err == nil {
+		if v, err = box.open(c.Value); err == nil {
+			known = true
+		}
+	}
+	if known && v.Expires > now && !g.wasReleased(v) {
+		renewAt := v.Expires - int64(g.room.Settings.Session)/5
+		if now < renewAt {
+			g.touch(v.ID)
+			return v, true, true
+		}
+	}
+	if !known {
+		v = newVisitor()
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	defer cancel()
+	st, err := g.store.Check(ctx, g.id, g.room.Settings, v.idString())
+	if err != nil {
+		if v.Expires > now && !g.wasReleased(v) {
+			// A holder renewing early: the cookie is still good.
+			return v, true, true
+		}
+		g.log.Warn("capacity store unreachable", "error", err)
+		v.Expires = 0
+		g.setCookie(w, r, box, v)
+		return v, false, g.storeError(w)
+	}
+	if st.Admitted {
+		v.Expires = st.Expires
+		g.forget(v)
+		g.setCookie(w, r, box, v)
+		return v, true, true
+	}
+	v.Expires = 0
+	g.setCookie(w, r, box, v)
+	g.wait(w, st.Position, st.Waiting)
+	return v, false, false
+}
+
+// storeError answers as on_store_error says; it reports whether the
+// request goes on.
+func (g *gate) storeError(w http.ResponseWriter) bool {
+	if g.room.AdmitOnStoreError {
+		return true
+	}
+	g.wait(w, 0, 0)
+	return false
+}
+
+// wait answers the waiting page: 503, Retry-After, never cached.
+func (g *gate) wait(w http.ResponseWriter, position, waiting int) {
+	refresh := int(g.room.Settings.Refresh / time.Second)
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Retry-After", strconv.Itoa(refresh))
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write(g.page.render(position, waiting, refresh))
+}
+
+func (g *gate) setCookie(w http.ResponseWriter, r *http.Request, box *cookieBox, v Visitor) {
+	http.SetCookie(w, &http.Cookie{Name: g.cookieName, Value: box.seal(v), Path: "/", HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+}
+
+func (g *gate) touch(id [visitorSize]byte) {
+	g.mu.Lock()
+	g.pending[id] = struct{}{}
+	g.mu.Unlock()
+}
+
+func (g *gate) wasReleased(v Visitor) bool {
+	if g.nReleased.Load() == 0 {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.released[v.ID]
+	return ok
+}
+
+func (g *gate) forget(v Visitor) {
+	if g.nReleased.Load() == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.released[v.ID]; ok {
+		delete(g.released, v.ID)
+		g.nReleased.Add(-1)
+	}
+}
+
+// release frees v's slot at once (the upstream's release header) and
+// returns the cookie that replaces v's: v's place is given up.
+func (g *gate) release(ctx context.Context, r *http.Request, v Visitor) *http.Cookie {
+	g.mu.Lock()
+	if _, ok := g.released[v.ID]; !ok {
+		g.released[v.ID] = v.Expires
+		g.nReleased.Add(1)
+	}
+	delete(g.pending, v.ID)
+	g.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	if err := g.store.Release(ctx, g.id, v.idString()); err != nil {
+		g.log.Warn("release failed; the slot ends with its session", "error", err)
+	}
+	box := g.box.Load()
+	v.Expires = 0
+	return &http.Cookie{Name: g.cookieName, Value: box.seal(v), Path: "/", HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode}
+}
+
+// flush sends the visitors seen since the last flush as one Touch, and
+// forgets released visitors whose cookies have ended.
+func (g *gate) flush(ctx context.Context) {
+	now := g.now().UnixNano()
+	g.mu.Lock()
+	ids := make([]string, 0, len(g.pending))
+	for id := range g.pending {
+		ids = append(ids, Visitor{ID: id}.idString())
+	}
+	clear(g.pending)
+	for id, exp := range g.released {
+		if exp <= now {
+			delete(g.released, id)
+			g.nReleased.Add(-1)
+		}
+	}
+	g.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	if err := g.store.Touch(ctx, g.id, ids); err != nil {
+		g.log.Warn("renewal batch lost; holders renew in the last fifth of their session", "error", err, "visitors", len(ids))
+	}
+}

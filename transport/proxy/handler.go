@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ReleaseHeader, answered "1" by the upstream, frees the visitor's slot at
+// once (after a checkout, say). The proxy strips it from the answer.
+const ReleaseHeader = "Aditus-Queue-Release"
+
+// flushInterval is how often each room's renewals go to the store: about
+// one message a second per room per proxy node.
+const flushInterval = time.Second
+
+// Options are what a Handler needs besides its configuration.
+type Options struct {
+	Store  Store
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Transport carries requests to the upstreams (default:
+	// UpstreamTransport).
+	Transport http.RoundTripper
+	// RateRooms and PublicURL (the queue's, where visitors wait) are
+	// needed by blocks naming a rate room.
+	RateRooms RateRooms
+	PublicURL string
+}
+
+// UpstreamTransport is the default transport to upstreams: the standard
+// one, keeping enough idle connections per upstream for a busy proxy (the
+// standard two would open a connection for most requests under load).
+func UpstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 1024, 256
+	return t
+}
+
+// Handler is the reverse proxy. Close stops its renewal batches.
+type Handler struct {
+	hosts map[string][]*route
+	gates []*gate
+	log   *slog.Logger
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// route is a location with its handlers.
+type route struct {
+	loc   *Location
+	rooms []roomRoute
+	next  http.Handler
+}
+
+type roomRoute struct {
+	prefixes []string
+	gate     *gate
+	rate     *rateGate
+}
+
+// admittedKey carries the visitors a request was admitted as, for the
+// release header.
+type admittedKey struct{}
+
+type admission struct {
+	gate    *gate
+	visitor Visitor
+}
+
+// New builds the proxy for cfg. Waiting rooms of a host with the same name
+// share one room (the first block's settings count).
+func New(cfg *Config, o Options) (*Handler, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Transport == nil {
+		o.Transport = UpstreamTransport()
+	}
+	h := &Handler{hosts: map[string][]*route{}, log: o.Logger, stop: make(chan struct{})}
+	gates := map[string]*gate{}
+	for name, host := range cfg.Hosts {
+		for _, loc := range host.Locations {
+			rt := &route{loc: loc}
+			for _, rr := range loc.Rooms {
+				if rr.Room.RateRoom != "" {
+					rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, o.Logger)
+					if err != nil {
+						return nil, err
+					}
+					rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, rate: rg})
+					continue
+				}
+				key := rr.Room.Host + "\x00" + rr.Room.Name
+				g, ok := gates[key]
+				if !ok {
+					var err error
+					if g, err = newGate(rr.Room, o.Store, o.Now, o.Logger); err != nil {
+						return nil, err
+					}
+					gates[key] = g
+					h.gates = append(h.gates, g)
+				}
+				rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, gate: g})
+			}
+			if loc.Upstream != nil {
+				rp := &httputil.ReverseProxy{
+					Rewrite: func(pr *httputil.ProxyRequest) {
+						pr.SetURL(loc.Upstream)
+						pr.SetXForwarded()
+						pr.Out.Host = pr.In.Host
+					},
+					Transport:      o.Transport,
+					ModifyResponse: h.modifyResponse,
+					ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+						h.log.Warn("upstream unreachable", "upstream", loc.Upstream.Host, "error", err)
+						http.Error(w, "Bad gateway: the site behind this proxy did not answer.", http.StatusBadGateway)
+					},
+				}
+				rt.next = rp
+			} else {
+				rt.next = http.StripPrefix(strings.TrimSuffix(loc.Path, "/"), http.FileServer(http.Dir(loc.Directory)))
+			}
+			h.hosts[name] = append(h.hosts[name], rt)
+		}
+	}
+	h.wg.Add(1)
+	go h.flushLoop()
+	return h, nil
+}
+
+// Close stops the renewal batches after sending the last one.
+func (h *Handler) Close() {
+	close(h.stop)
+	h.wg.Wait()
+}
+
+func (h *Handler) flushLoop() {
+	defer h.wg.Done()
+	t := time.NewTicker(flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			for _, g := range h.gates {
+				g.flush(context.Background())
+			}
+			return
+		case <-t.C:
+			for _, g := range h.gates {
+				g.flush(context.Background())
+			}
+		}
+	}
+}
+
+// ServeHTTP chooses the host by the Host header and the location by the
+// longest path prefix, lets bypassed requests through untouched, runs the
+// waiting rooms that apply in order, then serves the location.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	routes := h.hosts[strings.ToLower(host)]
+	path := r.URL.Path
+	var rt *route
+	for _, c := range routes {
+		if strings.HasPrefix(path, c.loc.Path) {
+			rt = c
+			break
+		}
+	}
+	if rt == nil {
+		http.Error(w, "Not found: no site is configured here for this address.", http.StatusNotFound)
+		return
+	}
+	if bypassed(rt.loc.Bypass, path, r.UserAgent()) {
+		rt.next.ServeHTTP(w, r)
+		return
+	}
+	var admitted []admission
+	for _, rr := range rt.rooms {
+		if !matchPrefix(rr.prefixes, path) {
+			continue
+		}
+		if rr.rate != nil {
+			var pass bool
+			if r, pass = rr.rate.admit(w, r); !pass {
+				return
+			}
+			continue
+		}
+		v, ok, pass := rr.gate.admit(w, r)
+		if !pass {
+			return
+		}
+		if ok {
+			admitted = append(admitted, admission{rr.gate, v})
+		}
+	}
+	if len(admitted) > 0 {
+		r = r.WithContext(context.WithValue(r.Context(), admittedKey{}, admitted))
+	}
+	rt.next.ServeHTTP(w, r)
+}
+
+// modifyResponse strips the release header and, when it says 1, frees the
+// visitor's slots at once.
+func (h *Handler) modifyResponse(resp *http.Response) error {
+	v := resp.Header.Get(ReleaseHeader)
+	if v == "" {
+		return nil
+	}
+	resp.Header.Del(ReleaseHeader)
+	if strings.TrimSpace(v) != "1" {
+		return nil
+	}
+	adm, _ := resp.Request.Context().Value(admittedKey{}).([]admission)
+	for _, a := range adm {
+		c := a.gate.release(context.WithoutCancel(resp.Request.Context()), resp.Request, a.visitor)
+		resp.Header.Add("Set-Cookie", c.String())
+	}
+	return nil
+}
+
+func matchPrefix(prefixes []string, path string) bool {
+	if len(prefixes) == 0 {
+		return true
+	}
+	for _, p := range prefixes {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func bypassed(list []Bypass, path, ua string) bool {
+	for _, b := range list {
+		if !matchPrefix(b.Prefixes, path) {
+			continue
+		}
+		for _, p := range b.Paths {
+			if strings.HasPrefix(path, p) {
+				return true
+			}
+		}
+		for _, a := range b.UserAgents {
+			if a != "" && strings.Contains(ua, a) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,62 @@
+package proxy
+
+import (
+	"context"
+
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/node"
+)
+
+// Store is where capacity rooms are counted: the rooms' grains on the
+// cluster. Every call is bounded by its context.
+type Store interface {
+	// Check renews a slot holder, records a waiter's check (letting them
+	// in when a slot is free for their place) or puts a new visitor in
+	// line, and tells where the visitor stands.
+	Check(ctx context.Context, room string, s capacity.Settings, visitor string) (capacity.Status, error)
+	// Touch renews the slots of visitors seen active (one batch).
+	Touch(ctx context.Context, room string, visitors []string) error
+	// Release frees a visitor's slot at once.
+	Release(ctx context.Context, room, visitor string) error
+	// Key returns the room's cookie key (32 bytes), made on first use.
+	Key(ctx context.Context, room string) ([]byte, error)
+}
+
+// Opener opens secrets sealed under the node master key.
+type Opener interface {
+	Open(sealed, associatedData []byte) ([]byte, error)
+}
+
+// ClusterStore is the Store of a node: the capacity grains, reached
+// through the node's client. The cookie key travels sealed and is opened
+// here with the master key.
+type ClusterStore struct {
+	Client *node.Client
+	Opener Opener
+}
+
+// Check implements Store.
+func (s ClusterStore) Check(ctx context.Context, room string, set capacity.Settings, visitor string) (capacity.Status, error) {
+	return s.Client.CapacityCheck(ctx, room, set, visitor)
+}
+
+// Touch implements Store.
+func (s ClusterStore) Touch(ctx context.Context, room string, visitors []string) error {
+	return s.Client.CapacityTouch(ctx, room, visitors)
+}
+
+// Release implements Store.
+func (s ClusterStore) Release(ctx context.Context, room, visitor string) error {
+	return s.Client.CapacityRelease(ctx, room, visitor)
+}
+
+// Key implements Store.
+func (s ClusterStore) Key(ctx context.Context, room string) ([]byte, error) {
+	sealed, err := s.Client.CapacityKey(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	return s.Opener.Open(sealed, node.CapacityKeyAD(room))
+}
+
+var _ Store = ClusterStore{}
