@@ -136,7 +136,16 @@ func driveAnswers(c *docClient) {
 		"rules": []any{map[string]any{"metric": "responseMs", "op": "<", "value": 5000}, map[string]any{"metric": "metrics.cpuLoad", "op": "<", "value": 0.9}}}
 	c.call(200, "PATCH", sites+"/"+id, admin, site)
 	c.call(200, "POST", sites+"/"+id+"/health-check/test", qak, nil)
-	c.call(200, "GET", sites+"/"+id+"/rate-log", qak, nil)
+	// With the controller on, an operator's change of the rate is logged.
+	site["autoRate"].(map[string]any)["enabled"] = true
+	c.call(200, "PATCH", sites+"/"+id, admin, site)
+	site["ratePerMinute"] = 3
+	c.call(200, "PATCH", sites+"/"+id, qak, site)
+	if l := c.call(200, "GET", sites+"/"+id+"/rate-log", qak, nil); l != nil {
+		if adj, _ := l["adjustments"].([]any); len(adj) == 0 {
+			t.Errorf("rate log after a change of the rate: %v, want an adjustment to validate", l)
+		}
+	}
 	adminSocket(c, "/api/admin/queue/sites/"+id+"/live", qak)
 
 	// The cluster's instances: the operator's only.
