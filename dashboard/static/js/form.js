@@ -228,5 +228,5 @@ export function healthTest(id, form) {
     }
   });
   const slot = form.querySelector('[data-error-for="autoRate.healthUrl"]');
-  slot.parentElement.appendChild(h('div', { class: 'health-test' }, btn, out));
+  slot.parentElement.appendChild(h('div', { class: 'health-test' }, btn, h('span', { class: 'hint' }, t('healthHint')), out));
 }

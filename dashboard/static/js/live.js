@@ -5,7 +5,7 @@
 // waiting count moving from the room's public info endpoint.
 
 import { h, clear, setText } from './dom.js';
-import { t, num, duration, when } from './i18n.js';
+import { t, num, duration, when, lang } from './i18n.js';
 import { token, info, call, site } from './api.js';
 
 const PROTOCOL = 'aditus-queue.v1';
@@ -83,6 +83,14 @@ export class LiveSocket {
   }
 }
 
+// clock formats a unix time as the local time of day in the console's
+// language.
+function clock(sec, seconds) {
+  const opts = { hour: '2-digit', minute: '2-digit' };
+  if (seconds) opts.second = '2-digit';
+  return new Date(sec * 1000).toLocaleTimeString(lang() === 'de' ? 'de-DE' : 'en-GB', opts);
+}
+
 // gauge is one figure of a live view: its value, a bar and a line below.
 export function gauge(key) {
   const value = h('div', { class: 'gauge-value', 'data-gauge': key });
@@ -141,8 +149,9 @@ export function liveView(s, onState) {
         n: { range: (u, min, max) => [0, Math.max(5, (max ?? 0) * 1.1)] },
         r: { range: (u, min, max) => [0, Math.max(5, (max ?? 0) * 1.1)] },
       },
-      axes: [{}, { scale: 'n', label: t('sWaiting') }, { scale: 'r', side: 1, label: t('sInflow'), grid: { show: false } }],
-      series: [{}, { label: t('sWaiting'), scale: 'n', stroke: '#0a63c9', width: 2, fill: 'rgba(10,99,201,0.08)' },
+      axes: [{ values: (u, splits, ai, space, incr) => splits.map((v) => clock(v, incr < 60)) },
+        { scale: 'n', label: t('sWaiting') }, { scale: 'r', side: 1, label: t('sInflow'), grid: { show: false } }],
+      series: [{ label: t('at'), value: (u, v) => (v == null ? '–' : clock(v, true)) }, { label: t('sWaiting'), scale: 'n', stroke: '#0a63c9', width: 2, fill: 'rgba(10,99,201,0.08)' },
         { label: t('sInflow'), scale: 'r', stroke: '#d9480f', width: 2 },
         { label: t('sRate'), scale: 'r', stroke: '#6b7280', width: 1, dash: [6, 4] }],
     }, chartData(), chartBox);
@@ -218,6 +227,7 @@ export function liveView(s, onState) {
         if (!last && f.ratePerMinute) f.estimatedWaitSeconds = Math.round((i.waiting / f.ratePerMinute) * 60);
         // the rate log answers newest first; the frame's list is oldest first
         f.adjustments = await call('GET', `${site(s.id)}/rate-log`).then((r) => (r.adjustments || []).slice(0, 50).reverse(), () => f.adjustments);
+        if (mode === 'live') return;
         f.state = !i.active ? 'paused' : (last && (last.state === 'prequeue' || last.state === 'drawn')) ? last.state : i.waiting > 0 ? 'queueing' : 'not_queueing';
         history.push({ t: Date.now() / 1000, waiting: i.waiting, inflow: null, rate: f.ratePerMinute });
         trim();

@@ -45,9 +45,25 @@ export async function roomPage(main, id, tab, once) {
   if (!tabs.some(([k]) => k === tab)) tab = 'live';
 
   const statePill = h('span', { class: 'pill state', id: 'room-state' });
-  const setState = (st) => {
+  // setState shows the room's state; a live frame also brings the rate
+  // and pause button up to date when another operator (or the
+  // self-regulating rate) changed them.
+  // changedAt is when this page last changed the room: frames computed
+  // before that change may still arrive and must not undo it on screen.
+  let changedAt = 0;
+  const setState = (st, f) => {
+    if (f && Date.now() - changedAt < 3000) return;
     statePill.dataset.state = st;
     setText(statePill, t(`st_${st}`));
+    if (!f) return;
+    if (typeof f.ratePerMinute === 'number' && document.activeElement !== rate && Number(rate.value) !== f.ratePerMinute) {
+      rate.value = f.ratePerMinute;
+    }
+    if (typeof f.active === 'boolean' && f.active !== s.active) {
+      s.active = f.active;
+      pause.textContent = s.active ? t('pause') : t('resume');
+      pause.className = s.active ? 'danger' : 'primary';
+    }
   };
   setState(roomState(s, null));
   if (tab !== 'live') info(s.slug).then((i) => setState(roomState(s, i)), () => {});
@@ -59,6 +75,7 @@ export async function roomPage(main, id, tab, once) {
     ev.preventDefault();
     try {
       const n = Number(rate.value);
+      changedAt = Date.now();
       s = await patchSite(id, (b) => {
         b.ratePerMinute = n;
       });
@@ -71,6 +88,7 @@ export async function roomPage(main, id, tab, once) {
   pause.addEventListener('click', async () => {
     try {
       const to = !s.active;
+      changedAt = Date.now();
       s = await patchSite(id, (b) => {
         b.active = to;
       });

@@ -6,6 +6,7 @@
 // artifacts/.
 
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureArtifacts, launchBrowser, sleep, slug, startQueue, waitFor } from '../lib/harness.js';
@@ -61,6 +62,13 @@ async function joins(s, n) {
   return out;
 }
 
+// hasLiveSocket reports whether this server serves the live socket (a
+// plain GET without the upgrade is refused by the socket, not 404).
+async function hasLiveSocket(id) {
+  const r = await queue.api('GET', `/api/admin/queue/sites/${id}/live`);
+  return r.status !== 404 && r.status !== 405;
+}
+
 const gaugeNumber = async (page, key) => Number(((await page.textContent(`[data-gauge="${key}"]`)) || '').replace(/[^\d]/g, '') || 'NaN');
 
 test('the operator signs in, creates a room, watches it fill, changes the rate and pauses it', async () => {
@@ -73,6 +81,8 @@ test('the operator signs in, creates a room, watches it fill, changes the rate a
   await signIn(page, queue.adminToken);
   await page.waitForSelector('#rooms');
   assert.ok(await page.isVisible('#instances'), 'the operator sees the instances panel');
+  // this node reports itself within a few seconds, with its roles
+  await page.waitForSelector('#instances tr[data-instance] >> text=front, actor', { timeout: 15000 });
   assert.ok(!page.url().includes(queue.adminToken), 'the token is never in the URL');
 
   // create through the form; an invalid colour is named next to its field
@@ -177,6 +187,7 @@ test('a key is shown once and its session sees only its room', async () => {
   await signIn(k.page, key);
   await k.page.waitForSelector('[data-gauge="gWaiting"]');
   assert.ok(k.page.url().includes(a.site.id), 'a key lands on its room');
+  if (await hasLiveSocket(a.site.id)) await k.page.waitForSelector('.conn[data-conn="live"]', { timeout: 15000 });
   const tabs = await k.page.$$eval('.tabs a', (els) => els.map((e) => e.dataset.tab));
   assert.deepEqual(tabs, ['live', 'settings', 'integration']);
   assert.equal(await k.page.$('#instances'), null, 'no instances for a key');
@@ -192,6 +203,18 @@ test('a key is shown once and its session sees only its room', async () => {
   await k.page.click('.site-form button[type=submit]');
   await k.page.waitForSelector('[data-error-for="pow.bits"]:not(:empty)');
   await shot(k.page, 'console-key-settings');
+  // a health URL into our own network is refused, next to its field
+  await k.page.fill('#f-pow-bits', '15');
+  await k.page.fill('#f-autoRate-healthUrl', 'http://127.0.0.1:9/health');
+  await k.page.click('.site-form button[type=submit]');
+  await k.page.waitForSelector('[data-error-for="autoRate.healthUrl"]:not(:empty)');
+  assert.equal(await k.page.textContent('[data-error-for="pow.bits"]'), '', 'the earlier error is cleared');
+  // a valid change is saved
+  await k.page.fill('#f-autoRate-healthUrl', '');
+  await k.page.fill('#f-name', 'Key room, renamed');
+  await k.page.click('.site-form button[type=submit]');
+  await k.page.waitForSelector('.site-form .form-status:has-text("Saved.")');
+  assert.equal((await queue.api('GET', `/api/admin/queue/sites/${a.site.id}`)).body.name, 'Key room, renamed');
   assert.deepEqual([...problems, ...k.problems], []);
   await k.ctx.close();
 });
@@ -221,21 +244,69 @@ test('the console speaks German when the browser prefers it, also on a phone', a
 
 test('the dashboard reconnects by itself after the server restarts', async (t) => {
   const r = await queue.createRoom({ slug: slug('restart'), name: 'Restart room', targetUrl: 'https://shop.example.com/', ratePerMinute: 1 });
+  if (!(await hasLiveSocket(r.site.id))) {
+    t.skip('this server has no live socket (GET /api/admin/queue/sites/<id>/live)');
+    return;
+  }
   const { ctx, page } = await open();
   await signIn(page, queue.adminToken);
   await page.waitForSelector('#rooms');
   await page.goto(`${queue.base}/admin/#/room/${r.site.id}/live`);
-  try {
-    await page.waitForSelector('.conn[data-conn="live"]', { timeout: 8000 });
-  } catch {
-    await ctx.close();
-    t.skip('this server has no live socket (GET /api/admin/queue/sites/<id>/live)');
-    return;
-  }
+  await page.waitForSelector('.conn[data-conn="live"]', { timeout: 15000 });
+  // the dashboard may be back before restart() returns: watch from before
+  const down = page.waitForSelector('.conn:not([data-conn="live"])', { timeout: 60000 });
   await queue.restart();
-  await page.waitForSelector('.conn:not([data-conn="live"])', { timeout: 15000 });
+  await down;
   await page.waitForSelector('.conn[data-conn="live"]', { timeout: 30000 });
   await joins(r.site.slug, 5);
   await waitFor(async () => (await gaugeNumber(page, 'gWaiting')) >= 3, { timeout: 15000, message: 'figures after the restart' });
   await ctx.close();
+});
+
+test('the self-regulating rate: the health test button, the ceiling and the adjustments with their rule', async () => {
+  // a shop health endpoint on loopback, which this server is allowed to call
+  const health = http.createServer((req, res) => {
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ metrics: { cpuLoad: 0.2 } }));
+  });
+  await new Promise((resolve) => health.listen(0, '127.0.0.1', resolve));
+  const healthUrl = `http://127.0.0.1:${health.address().port}/health`;
+  process.env.AQ_ALLOW_PRIVATE_HEALTH_URLS = '1';
+  let q;
+  try {
+    q = await startQueue();
+  } finally {
+    delete process.env.AQ_ALLOW_PRIVATE_HEALTH_URLS;
+  }
+  const ctx = await browser.newContext(desktop);
+  try {
+    const autoRate = { enabled: false, healthUrl, minRate: 30, maxRate: 600, intervalSeconds: 5, rules: [{ metric: 'responseMs', op: '<', value: 2000 }] };
+    const { site } = await q.createRoom({ slug: slug('auto'), name: 'Regulated room', targetUrl: 'https://shop.example.com/', ratePerMinute: 60, autoRate });
+    const page = await ctx.newPage();
+    page.on('dialog', (d) => d.accept());
+    await page.goto(`${q.base}/admin/`);
+    await signIn(page, q.adminToken);
+    await page.waitForSelector('#rooms');
+    // the test call from the settings, as the server requires before enabling
+    await page.goto(`${q.base}/admin/#/room/${site.id}/settings`);
+    await page.click('.health-test button');
+    await page.waitForSelector('.health-result p.ok');
+    assert.ok((await page.textContent('.health-result')).includes('responseMs'));
+    await page.check('#f-autoRate-enabled');
+    await page.click('.site-form button[type=submit]');
+    await page.waitForSelector('.site-form .form-status:has-text("Saved.")');
+    // the dashboard: the ceiling and the first raise with its rule
+    await page.click('[data-tab="live"]');
+    await page.waitForSelector('.gauge >> text=ceiling 600/min', { timeout: 15000 });
+    await page.waitForSelector('table.adjustments td.mono >> text=responseMs', { timeout: 30000 });
+    // live figures replace whatever the fallback showed before the socket
+    await waitFor(async () => !(await page.textContent('[data-gauge="gInflow"]')).includes('—'), { message: 'inflow from the socket' });
+    const row = await page.textContent('table.adjustments tbody tr');
+    assert.match(row, /60 → 6\d/, `adjustment row: ${row}`);
+    await shot(page, 'console-autorate');
+  } finally {
+    await ctx.close();
+    await q?.stop();
+    health.close();
+  }
 });
