@@ -147,6 +147,10 @@ func driveAnswers(c *docClient) {
 		}
 	}
 	adminSocket(c, "/api/admin/queue/sites/"+id+"/live", qak)
+	live := "/api/admin/queue/sites/" + id + "/live"
+	socketCloses(c, live, []string{"aditus-queue.v1"}, qak, 0)
+	socketCloses(c, live, []string{"aditus-queue.v1", "bearer.not-a-token"}, "", 4401)
+	socketCloses(c, "/api/admin/queue/sites/no-such-room/live", []string{"aditus-queue.v1", "bearer." + admin}, "", 4404)
 
 	// The cluster's instances: the operator's only.
 	waitInstances(c)
@@ -166,6 +170,8 @@ func driveAnswers(c *docClient) {
 	runID, _ := run["id"].(string)
 	c.call(409, "POST", "/api/admin/queue/loadtests", admin, spec)
 	adminSocket(c, "/api/admin/queue/loadtests/"+runID+"/live", admin)
+	socketCloses(c, "/api/admin/queue/loadtests/"+runID+"/live", []string{"aditus-queue.v1", "bearer." + qak}, "", 4403)
+	socketCloses(c, "/api/admin/queue/loadtests/no-such-run/live", []string{"aditus-queue.v1", "bearer." + admin}, "", 4404)
 	c.call(200, "GET", "/api/admin/queue/loadtests", admin, nil)
 	c.call(422, "GET", "/api/admin/queue/loadtests?limit=0", admin, nil)
 	c.call(200, "GET", "/api/admin/queue/loadtests/"+runID, admin, nil)
@@ -304,6 +310,48 @@ func checkSecurity(c *docClient) {
 		}
 		if err := c.doc.checkAnswer(op.method, path, st, h, b); err != nil {
 			c.t.Error(err)
+		}
+	}
+}
+
+// socketCloses opens an admin socket with subprotocols and, when auth is
+// set, sends it as the first message (validated against the document's
+// x-frames.client); it requires the close code the operation's description
+// names.
+func socketCloses(c *docClient, path string, protocols []string, auth string, want int) {
+	c.t.Helper()
+	d := websocket.Dialer{Subprotocols: protocols, HandshakeTimeout: 10 * time.Second}
+	conn, res, err := d.Dial("ws"+strings.TrimPrefix(c.base, "http")+path, nil)
+	if err != nil {
+		c.t.Errorf("GET %s: %v (%v)", path, err, res)
+		return
+	}
+	defer conn.Close()
+	if auth != "" {
+		msg, _ := json.Marshal(map[string]string{"type": "auth", "token": auth})
+		if err := c.doc.checkFrame(path, "client", msg); err != nil {
+			c.t.Error(err)
+		}
+		_ = conn.WriteMessage(websocket.TextMessage, msg)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		_, frame, err := conn.ReadMessage()
+		if ce, ok := err.(*websocket.CloseError); ok {
+			if ce.Code != want {
+				c.t.Errorf("GET %s: closed with %d %q, want %d", path, ce.Code, ce.Text, want)
+			}
+			return
+		}
+		if err != nil {
+			c.t.Errorf("GET %s: %v, want close %d", path, err, want)
+			return
+		}
+		if want == 0 { // authenticated: the first frame is the answer
+			if err := c.doc.checkFrame(path, "server", frame); err != nil {
+				c.t.Error(err)
+			}
+			return
 		}
 	}
 }
