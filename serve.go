@@ -275,6 +275,9 @@ func serve(ctx context.Context, c *serveConfig) error {
 	}
 	logger.Info("aditus-queue serving", "addr", ln.Addr().String(), "public", c.PublicURL, "log", c.Log,
 		"roles", c.Roles, "cluster", n.Address(), "health", n.HealthAddr())
+	if serving != nil {
+		serving(srv.Echo(), ln.Addr().String())
+	}
 
 	var failed error
 	select {
@@ -297,6 +300,10 @@ func serve(ctx context.Context, c *serveConfig) error {
 	n.Stop(sctx)
 	return failed
 }
+
+// serving, when set, is told the router and the listen address once serve
+// answers HTTP: the API document's test walks the very routes serve built.
+var serving func(e *echo.Echo, addr string)
 
 func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
 	if c.Log == "kafka" {

@@ -96,6 +96,7 @@ func New(cfg Config) *Server {
 	s.registerVisitor(e)
 	s.registerAdmin(e)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
+	e.GET("/api/openapi.json", handleOpenAPI)
 	for _, f := range cfg.Extra {
 		f(e)
 	}

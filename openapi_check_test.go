@@ -1,0 +1,434 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// apiDoc is the OpenAPI document under test, with a JSON-Schema compiler
+// over it: each schema of the document is compiled where it stands (by its
+// JSON pointer), so its $refs resolve inside the document as OpenAPI 3.1
+// means them (its schemas are JSON Schema 2020-12).
+type apiDoc struct {
+	raw      map[string]any
+	compiler *jsonschema.Compiler
+
+	mu       sync.Mutex
+	schemas  map[string]*jsonschema.Schema // by pointer
+	answered map[string]bool               // "METHOD /template" of every validated answer
+}
+
+const docURL = "https://aditus-queue.invalid/api/openapi.json"
+
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+func loadAPIDoc(t *testing.T, b []byte) *apiDoc {
+	t.Helper()
+	d := &apiDoc{schemas: map[string]*jsonschema.Schema{}, answered: map[string]bool{}}
+	if err := json.Unmarshal(b, &d.raw); err != nil {
+		t.Fatalf("the document is not JSON: %v", err)
+	}
+	if v, _ := d.raw["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
+		t.Fatalf("openapi = %q, want 3.1.x", v)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.compiler = jsonschema.NewCompiler()
+	d.compiler.DefaultDraft(jsonschema.Draft2020)
+	d.compiler.AssertFormat()
+	if err := d.compiler.AddResource(docURL, inst); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// schema compiles (once) the schema at JSON pointer ptr of the document.
+func (d *apiDoc) schema(ptr string) (*jsonschema.Schema, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.schemas[ptr]; ok {
+		return s, nil
+	}
+	s, err := d.compiler.Compile(docURL + "#" + ptr)
+	if err != nil {
+		return nil, err
+	}
+	d.schemas[ptr] = s
+	return s, nil
+}
+
+// routes lists the document's operations as Echo writes routes:
+// "METHOD /path/:param".
+func (d *apiDoc) routes() []string {
+	var out []string
+	paths, _ := d.raw["paths"].(map[string]any)
+	for p, item := range paths {
+		ops, _ := item.(map[string]any)
+		for _, m := range httpMethods {
+			if _, ok := ops[m]; ok {
+				out = append(out, strings.ToUpper(m)+" "+echoPath(p))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// echoPath turns /sites/{id} into /sites/:id.
+func echoPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = ":" + s[1:len(s)-1]
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// template finds the document path that a concrete path matches; literal
+// segments win over parameters (/queue/healthz over /queue/{slug}).
+func (d *apiDoc) template(path string) (string, bool) {
+	paths, _ := d.raw["paths"].(map[string]any)
+	segs := strings.Split(path, "/")
+	best, bestScore := "", -1
+	for p := range paths {
+		ts := strings.Split(p, "/")
+		if len(ts) != len(segs) {
+			continue
+		}
+		score := 0
+		for i, s := range ts {
+			switch {
+			case strings.HasPrefix(s, "{"):
+			case s == segs[i]:
+				score++
+			default:
+				score = -1
+			}
+			if score < 0 {
+				break
+			}
+		}
+		if score > bestScore {
+			best, bestScore = p, score
+		}
+	}
+	return best, bestScore >= 0
+}
+
+// pointer escapes a JSON-pointer token.
+func pointer(tok string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
+}
+
+// get walks the raw document along the JSON pointer ptr, following a $ref
+// at the end, and returns the object found and its own pointer.
+func (d *apiDoc) get(ptr string) (map[string]any, string, bool) {
+	for range 4 {
+		var cur any = d.raw
+		for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+			tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+			switch v := cur.(type) {
+			case map[string]any:
+				var ok bool
+				if cur, ok = v[tok]; !ok {
+					return nil, "", false
+				}
+			case []any:
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(v) {
+					return nil, "", false
+				}
+				cur = v[i]
+			default:
+				return nil, "", false
+			}
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, "", false
+		}
+		ref, isRef := m["$ref"].(string)
+		if !isRef {
+			return m, ptr, true
+		}
+		ptr = strings.TrimPrefix(ref, "#")
+	}
+	return nil, "", false
+}
+
+// operation returns the pointer of the operation that path and method name.
+func (d *apiDoc) operation(method, path string) (string, string, error) {
+	tpl, ok := d.template(path)
+	if !ok {
+		return "", "", fmt.Errorf("%s %s: no path of the document matches", method, path)
+	}
+	ptr := "/paths/" + pointer(tpl) + "/" + strings.ToLower(method)
+	if _, _, ok := d.get(ptr); !ok {
+		return "", "", fmt.Errorf("%s %s: the document's %s has no %s operation", method, path, tpl, method)
+	}
+	return ptr, tpl, nil
+}
+
+// checkRequest validates a JSON request body against the operation's
+// request schema.
+func (d *apiDoc) checkRequest(method, path string, body []byte) error {
+	op, _, err := d.operation(method, path)
+	if err != nil {
+		return err
+	}
+	rb, rbPtr, ok := d.get(op + "/requestBody")
+	if !ok {
+		return fmt.Errorf("%s %s: a body was sent but the document names no requestBody", method, path)
+	}
+	if _, ok := rb["content"].(map[string]any)["application/json"]; !ok {
+		return fmt.Errorf("%s %s: the requestBody is not application/json", method, path)
+	}
+	return d.validate(rbPtr+"/content/application~1json/schema", body)
+}
+
+// checkAnswer validates an answer: its status must be documented for the
+// operation, its media type listed, its required headers present, and a
+// JSON body valid against the schema.
+func (d *apiDoc) checkAnswer(method, path string, status int, h http.Header, body []byte) error {
+	op, tpl, err := d.operation(method, path)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s %s → %d", method, tpl, status)
+	res, resPtr, ok := d.get(op + "/responses/" + strconv.Itoa(status))
+	if !ok {
+		return fmt.Errorf("%s: status not documented (body %.300s)", what, body)
+	}
+	if hs, ok := res["headers"].(map[string]any); ok {
+		for name := range hs {
+			hdr, _, _ := d.get(resPtr + "/headers/" + pointer(name))
+			if req, _ := hdr["required"].(bool); req && h.Get(name) == "" {
+				return fmt.Errorf("%s: required header %s missing", what, name)
+			}
+		}
+	}
+	content, _ := res["content"].(map[string]any)
+	if len(content) == 0 {
+		if len(bytes.TrimSpace(body)) > 0 {
+			return fmt.Errorf("%s: documented without a body, got %.200s", what, body)
+		}
+		d.answeredOp(method, tpl)
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		return fmt.Errorf("%s: Content-Type %q: %v", what, h.Get("Content-Type"), err)
+	}
+	if _, ok := content[mt]; !ok {
+		return fmt.Errorf("%s: media type %s not documented", what, mt)
+	}
+	if mt == "application/json" {
+		if err := d.validate(resPtr+"/content/"+pointer(mt)+"/schema", body); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	d.answeredOp(method, tpl)
+	return nil
+}
+
+// checkFrame validates a WebSocket frame against the schema the operation
+// names in x-frames.<side>.
+func (d *apiDoc) checkFrame(path, side string, frame []byte) error {
+	op, tpl, err := d.operation("GET", path)
+	if err != nil {
+		return err
+	}
+	ptr := op + "/x-frames/" + side
+	if _, _, ok := d.get(ptr); !ok {
+		return fmt.Errorf("GET %s: no x-frames.%s schema", tpl, side)
+	}
+	if err := d.validate(ptr, frame); err != nil {
+		return fmt.Errorf("GET %s frame: %w", tpl, err)
+	}
+	d.answeredOp("GET", tpl)
+	return nil
+}
+
+func (d *apiDoc) validate(ptr string, body []byte) error {
+	s, err := d.schema(ptr)
+	if err != nil {
+		return fmt.Errorf("compile the schema at %s: %w", ptr, err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("not JSON: %.200s", body)
+	}
+	if err := s.Validate(v); err != nil {
+		return fmt.Errorf("%v\nbody: %.600s", err, body)
+	}
+	return nil
+}
+
+func (d *apiDoc) answeredOp(method, tpl string) {
+	d.mu.Lock()
+	d.answered[method+" "+echoPath(tpl)] = true
+	d.mu.Unlock()
+}
+
+// unanswered lists the documented operations no validated answer reached.
+func (d *apiDoc) unanswered() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, r := range d.routes() {
+		if !d.answered[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// compileAll compiles every schema of components and every response and
+// request schema, so that a broken one fails even if no answer reaches it.
+func (d *apiDoc) compileAll() []string {
+	var errs []string
+	comps, _ := d.raw["components"].(map[string]any)
+	schemas, _ := comps["schemas"].(map[string]any)
+	for name := range schemas {
+		if _, err := d.schema("/components/schemas/" + pointer(name)); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	paths, _ := d.raw["paths"].(map[string]any)
+	for p, item := range paths {
+		ops, _ := item.(map[string]any)
+		for _, m := range httpMethods {
+			op, ok := ops[m].(map[string]any)
+			if !ok {
+				continue
+			}
+			base := "/paths/" + pointer(p) + "/" + m
+			if _, ok := op["operationId"].(string); !ok {
+				errs = append(errs, base+": no operationId")
+			}
+			if _, ok := op["security"]; !ok {
+				errs = append(errs, base+": security not stated")
+			}
+			resps, _ := op["responses"].(map[string]any)
+			for st := range resps {
+				res, ptr, ok := d.get(base + "/responses/" + st)
+				if !ok {
+					errs = append(errs, base+"/responses/"+st+": unresolved")
+					continue
+				}
+				content, _ := res["content"].(map[string]any)
+				for mt := range content {
+					if _, err := d.schema(ptr + "/content/" + pointer(mt) + "/schema"); err != nil {
+						errs = append(errs, err.Error())
+					}
+				}
+			}
+			errs = append(errs, d.pathParams(p, base)...)
+		}
+	}
+	sort.Strings(errs)
+	return errs
+}
+
+// pathParams checks that every {name} of path p is declared as a path
+// parameter of the path item or of the operation at base.
+func (d *apiDoc) pathParams(p, base string) []string {
+	declared := map[string]bool{}
+	for _, at := range []string{"/paths/" + pointer(p) + "/parameters", base + "/parameters"} {
+		var list []any
+		var cur any = d.raw
+		for _, tok := range strings.Split(strings.TrimPrefix(at, "/"), "/") {
+			m, _ := cur.(map[string]any)
+			cur = m[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+		}
+		list, _ = cur.([]any)
+		for i := range list {
+			prm, _, ok := d.get(at + "/" + strconv.Itoa(i))
+			if ok && prm["in"] == "path" {
+				declared[prm["name"].(string)] = true
+			}
+		}
+	}
+	var errs []string
+	for _, s := range strings.Split(p, "/") {
+		if strings.HasPrefix(s, "{") && !declared[s[1:len(s)-1]] {
+			errs = append(errs, fmt.Sprintf("%s: path parameter %s not declared", base, s))
+		}
+	}
+	return errs
+}
+
+// docOperation is one operation of the document.
+type docOperation struct {
+	method, template string
+	// schemes names the security schemes that may call it (none: public).
+	schemes map[string]bool
+	socket  bool // a WebSocket upgrade (x-frames)
+}
+
+func (d *apiDoc) operations() []docOperation {
+	var out []docOperation
+	paths, _ := d.raw["paths"].(map[string]any)
+	for p, item := range paths {
+		ops, _ := item.(map[string]any)
+		for _, m := range httpMethods {
+			op, ok := ops[m].(map[string]any)
+			if !ok {
+				continue
+			}
+			o := docOperation{method: strings.ToUpper(m), template: p, schemes: map[string]bool{}}
+			_, o.socket = op["x-frames"]
+			sec, _ := op["security"].([]any)
+			for _, req := range sec {
+				for name := range req.(map[string]any) {
+					o.schemes[name] = true
+				}
+			}
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].template+out[i].method < out[j].template+out[j].method })
+	return out
+}
+
+// oasSchemaID is the $id of testdata/oas-3.1/schema.json.
+const oasSchemaID = "https://spec.openapis.org/oas/3.1/schema/2021-04-15"
+
+// validOpenAPI validates the document b against the OpenAPI 3.1 schema.
+func validOpenAPI(b []byte) error {
+	raw, err := os.ReadFile("testdata/oas-3.1/schema.json")
+	if err != nil {
+		return err
+	}
+	meta, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(oasSchemaID, meta); err != nil {
+		return err
+	}
+	s, err := c.Compile(oasSchemaID)
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	return s.Validate(doc)
+}
