@@ -3,82 +3,22 @@ package live
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
-// Subprotocol is the dashboard socket's protocol. A client may offer its
-// token beside it as "bearer.<token>".
-const Subprotocol = "aditus-queue.v1"
-
-const bearerPrefix = "bearer."
-
-// Close codes of a refused dashboard socket.
-const (
-	CloseUnauthorized = 4401 // bad or missing token
-	CloseForbidden    = 4403 // a key of another room
-	CloseNotFound     = 4404 // unknown room
-)
-
-// authTimeout is how long a socket without a token in its subprotocols has
-// to send {"type":"auth","token":…}.
-const authTimeout = 5 * time.Second
-
-// refusal is why a socket is closed: a close code and a short sentence.
-type refusal struct {
-	code   int
-	reason string
-}
-
-func (r *refusal) Error() string { return r.reason }
-
+// Refusals of a dashboard socket beyond those of adminws.ReadAuth.
 var (
-	errNoToken    = &refusal{CloseUnauthorized, "missing token"}
-	errBadToken   = &refusal{CloseUnauthorized, "invalid token"}
-	errOtherRoom  = &refusal{CloseForbidden, "this key belongs to another room"}
-	errNoRoom     = &refusal{CloseNotFound, "unknown room"}
-	errBusy       = &refusal{websocket.CloseTryAgainLater, "service busy, try again"}
-	errAuthFormat = &refusal{CloseUnauthorized, "expected an auth message"}
+	errBadToken  = &adminws.Refusal{Code: adminws.CloseUnauthorized, Reason: "invalid token"}
+	errOtherRoom = &adminws.Refusal{Code: adminws.CloseForbidden, Reason: "this key belongs to another room"}
+	errNoRoom    = &adminws.Refusal{Code: adminws.CloseNotFound, Reason: "unknown room"}
+	errBusy      = &adminws.Refusal{Code: websocket.CloseTryAgainLater, Reason: "service busy, try again"}
 )
-
-// offeredToken is the token a client offered as a subprotocol, "" if none.
-// The query string is never read.
-func offeredToken(r *http.Request) string {
-	for _, p := range websocket.Subprotocols(r) {
-		if t, ok := strings.CutPrefix(p, bearerPrefix); ok {
-			return t
-		}
-	}
-	return ""
-}
-
-// readAuth waits up to authTimeout for the first message, an auth message.
-func readAuth(c *websocket.Conn) (string, error) {
-	_ = c.SetReadDeadline(time.Now().Add(authTimeout))
-	defer c.SetReadDeadline(time.Time{})
-	c.SetReadLimit(4096)
-	_, b, err := c.ReadMessage()
-	if err != nil {
-		return "", errNoToken
-	}
-	var m struct {
-		Type  string `json:"type"`
-		Token string `json:"token"`
-	}
-	if json.Unmarshal(b, &m) != nil || m.Type != "auth" {
-		return "", errAuthFormat
-	}
-	if m.Token == "" {
-		return "", errNoToken
-	}
-	return m.Token, nil
-}
 
 // keyRecheck is how often a socket opened with a qak_ key checks that the
 // key still stands: a revoked key's dashboard closes with 4401 within it.
@@ -93,7 +33,7 @@ func isKey(token string) bool { return strings.HasPrefix(token, "qak_") }
 // is asked, so random ids never activate grains.
 func (h *Hub) authorize(ctx context.Context, token, id string) error {
 	if token == "" {
-		return errNoToken
+		return adminws.ErrNoToken
 	}
 	list, err := h.client.List(ctx)
 	if err != nil {

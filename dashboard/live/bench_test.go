@@ -11,7 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/aditus-queue/aditus-queue/dashboard/live"
+	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
 // BenchmarkStatusWithDashboards measures visitors' status requests per
@@ -66,7 +66,7 @@ func BenchmarkStatusWithDashboards(b *testing.B) {
 		var wg sync.WaitGroup
 		var first atomic.Int64
 		for range sockets {
-			c := e.dial(id, "", live.Subprotocol, "bearer."+adminTok)
+			c := e.dial(id, "", adminws.Subprotocol, "bearer."+adminTok)
 			conns = append(conns, c)
 			wg.Add(1)
 			go func() {

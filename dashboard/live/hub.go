@@ -20,6 +20,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
 // Config wires a Hub.
@@ -76,7 +77,7 @@ func New(cfg Config) *Hub {
 		cfg.KeyRecheck = keyRecheck
 	}
 	return &Hub{client: cfg.Client, adminHash: cfg.AdminHash, hash: cfg.Hash, log: cfg.Logger, now: cfg.Now, keyRecheck: cfg.KeyRecheck,
-		upgrader: websocket.Upgrader{Subprotocols: []string{Subprotocol}, ReadBufferSize: 1024, WriteBufferSize: 4096},
+		upgrader: websocket.Upgrader{Subprotocols: []string{adminws.Subprotocol}, ReadBufferSize: 1024, WriteBufferSize: 4096},
 		feeds:    map[string]*feed{}}
 }
 
@@ -108,9 +109,9 @@ func (h *Hub) handleLive(c echo.Context) error {
 	}
 	h.sockets.Add(1)
 	defer h.sockets.Add(-1)
-	tok := offeredToken(c.Request())
+	tok := adminws.OfferedToken(c.Request())
 	if tok == "" {
-		if tok, err = readAuth(conn); err != nil {
+		if tok, err = adminws.ReadAuth(conn); err != nil {
 			refuse(conn, err)
 			return nil
 		}
@@ -125,7 +126,7 @@ func (h *Hub) handleLive(c echo.Context) error {
 	s := &socket{conn: conn, send: make(chan *websocket.PreparedMessage, sendBuffer), gone: make(chan struct{})}
 	f := h.join(id, s)
 	if f == nil {
-		refuse(conn, &refusal{websocket.CloseGoingAway, "server shutting down"})
+		refuse(conn, &adminws.Refusal{Code: websocket.CloseGoingAway, Reason: "server shutting down"})
 		return nil
 	}
 	go s.writer()
@@ -134,7 +135,7 @@ func (h *Hub) handleLive(c echo.Context) error {
 	}
 	// The reader only notices the client leaving; dashboards send nothing
 	// after the auth message.
-	conn.SetReadLimit(4096)
+	conn.SetReadLimit(adminws.ReadLimit)
 	for {
 		if _, _, err := conn.NextReader(); err != nil {
 			break
@@ -159,8 +160,8 @@ func (h *Hub) recheck(s *socket, tok, id string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := h.authorize(ctx, tok, id)
 		cancel()
-		if r, ok := err.(*refusal); ok && r.code != websocket.CloseTryAgainLater {
-			s.close(r.code, r.reason)
+		if r, ok := err.(*adminws.Refusal); ok && r.Code != websocket.CloseTryAgainLater {
+			s.close(r.Code, r.Reason)
 			return
 		}
 	}
@@ -168,11 +169,11 @@ func (h *Hub) recheck(s *socket, tok, id string) {
 
 // refuse closes conn with the refusal's code and reason.
 func refuse(conn *websocket.Conn, err error) {
-	r, ok := err.(*refusal)
+	r, ok := err.(*adminws.Refusal)
 	if !ok {
-		r = &refusal{websocket.CloseInternalServerErr, "internal error"}
+		r = &adminws.Refusal{Code: websocket.CloseInternalServerErr, Reason: "internal error"}
 	}
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(r.code, r.reason), time.Now().Add(time.Second))
+	adminws.WriteClose(conn, r.Code, r.Reason)
 	_ = conn.Close()
 }
 
@@ -265,7 +266,7 @@ func (f *feed) pull() {
 	r, err := f.h.client.Stats(ctx, f.id, since)
 	cancel()
 	if node.IsCode(err, node.CodeNotFound) {
-		f.closeAll(CloseNotFound, errNoRoom.reason)
+		f.closeAll(errNoRoom.Code, errNoRoom.Reason)
 		return
 	}
 	if err != nil {

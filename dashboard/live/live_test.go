@@ -22,6 +22,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/dashboard/live"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
+	"github.com/aditus-queue/aditus-queue/transport/adminws"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 )
 
@@ -112,8 +113,8 @@ func (e *env) dial(id, query string, protocols ...string) *websocket.Conn {
 	if err != nil {
 		e.t.Fatalf("dial: %v", err)
 	}
-	if got := res.Header.Get("Sec-WebSocket-Protocol"); len(protocols) > 0 && got != live.Subprotocol {
-		e.t.Fatalf("subprotocol: got %q, want %q", got, live.Subprotocol)
+	if got := res.Header.Get("Sec-WebSocket-Protocol"); len(protocols) > 0 && got != adminws.Subprotocol {
+		e.t.Fatalf("subprotocol: got %q, want %q", got, adminws.Subprotocol)
 	}
 	e.t.Cleanup(func() { c.Close() })
 	return c
@@ -152,7 +153,7 @@ func closeCode(t *testing.T, c *websocket.Conn) int {
 func TestLiveFrames(t *testing.T) {
 	e := newEnv(t)
 	id := e.createRoom("live", 1)
-	c := e.dial(id, "", live.Subprotocol, "bearer."+adminTok)
+	c := e.dial(id, "", adminws.Subprotocol, "bearer."+adminTok)
 	f := readFrame(t, c)
 	if f.Type != "stats" || f.Room != id || f.Slug != "live" || f.Name != "Sale live" || !f.Active ||
 		f.RatePerMinute != 1 || f.State != "not_queueing" || len(f.History) == 0 || f.Adjustments == nil {
@@ -186,7 +187,7 @@ func TestLiveFrames(t *testing.T) {
 			last.Waiting, rises, last.State, last.Issued, last.EstimatedWaitSeconds)
 	}
 	// A dashboard opened later gets the history in its first frame.
-	late := e.dial(id, "", live.Subprotocol, "bearer."+adminTok)
+	late := e.dial(id, "", adminws.Subprotocol, "bearer."+adminTok)
 	lf := readFrame(t, late)
 	if len(lf.History) < 4 || lf.History[len(lf.History)-1].Waiting < 10 || lf.History[0].Waiting != 0 {
 		t.Fatalf("late dashboard's history: got %+v, want the samples from the start", lf.History)
@@ -212,25 +213,25 @@ func TestLiveAuth(t *testing.T) {
 		}
 	}
 	t.Run("admin token as subprotocol", func(t *testing.T) {
-		if f := readFrame(t, e.dial(id, "", live.Subprotocol, "bearer."+adminTok)); f.Room != id {
+		if f := readFrame(t, e.dial(id, "", adminws.Subprotocol, "bearer."+adminTok)); f.Room != id {
 			t.Fatalf("got %+v", f)
 		}
 	})
 	t.Run("the room's own key as first message", func(t *testing.T) {
-		c := e.dial(id, "", live.Subprotocol)
+		c := e.dial(id, "", adminws.Subprotocol)
 		sendAuth(c, key)
 		if f := readFrame(t, c); f.Room != id || f.Slug != "mine" {
 			t.Fatalf("got %+v", f)
 		}
 	})
 	t.Run("the room's own key as subprotocol", func(t *testing.T) {
-		if f := readFrame(t, e.dial(id, "", live.Subprotocol, "bearer."+key)); f.Room != id {
+		if f := readFrame(t, e.dial(id, "", adminws.Subprotocol, "bearer."+key)); f.Room != id {
 			t.Fatalf("got %+v", f)
 		}
 	})
 	t.Run("a revoked key's socket closes", func(t *testing.T) {
 		k := e.call("POST", "/api/admin/queue/sites/"+id+"/keys", adminTok, map[string]any{"name": "temp"})
-		c := e.dial(id, "", live.Subprotocol, "bearer."+k["key"].(string))
+		c := e.dial(id, "", adminws.Subprotocol, "bearer."+k["key"].(string))
 		readFrame(t, c)
 		req, _ := http.NewRequest("DELETE", e.srv.URL+"/api/admin/queue/sites/"+id+"/keys/"+k["id"].(string), nil)
 		req.Header.Set("Authorization", "Bearer "+adminTok)
@@ -239,8 +240,8 @@ func TestLiveAuth(t *testing.T) {
 			t.Fatalf("revoke: %v %v", res, err)
 		}
 		res.Body.Close()
-		if got := closeCode(t, c); got != live.CloseUnauthorized {
-			t.Fatalf("got close code %d, want %d", got, live.CloseUnauthorized)
+		if got := closeCode(t, c); got != adminws.CloseUnauthorized {
+			t.Fatalf("got close code %d, want %d", got, adminws.CloseUnauthorized)
 		}
 	})
 	for _, tc := range []struct {
@@ -251,14 +252,14 @@ func TestLiveAuth(t *testing.T) {
 		auth  string
 		want  int
 	}{
-		{"wrong token as subprotocol", id, "", []string{live.Subprotocol, "bearer.wrong"}, "", live.CloseUnauthorized},
-		{"wrong token as first message", id, "", []string{live.Subprotocol}, "wrong", live.CloseUnauthorized},
-		{"revoked-looking key of the room", id, "", []string{live.Subprotocol, "bearer.qak_" + id + "_forged"}, "", live.CloseUnauthorized},
-		{"another room's key", id, "", []string{live.Subprotocol, "bearer." + otherKey}, "", live.CloseForbidden},
-		{"another room's key as first message", id, "", []string{live.Subprotocol}, otherKey, live.CloseForbidden},
-		{"unknown room", "rnosuchroom", "", []string{live.Subprotocol, "bearer." + adminTok}, "", live.CloseNotFound},
-		{"token in the query string is ignored", id, "?token=" + adminTok + "&access_token=" + adminTok, []string{live.Subprotocol}, "", live.CloseUnauthorized},
-		{"not an auth message", id, "", []string{live.Subprotocol}, "-", live.CloseUnauthorized},
+		{"wrong token as subprotocol", id, "", []string{adminws.Subprotocol, "bearer.wrong"}, "", adminws.CloseUnauthorized},
+		{"wrong token as first message", id, "", []string{adminws.Subprotocol}, "wrong", adminws.CloseUnauthorized},
+		{"revoked-looking key of the room", id, "", []string{adminws.Subprotocol, "bearer.qak_" + id + "_forged"}, "", adminws.CloseUnauthorized},
+		{"another room's key", id, "", []string{adminws.Subprotocol, "bearer." + otherKey}, "", adminws.CloseForbidden},
+		{"another room's key as first message", id, "", []string{adminws.Subprotocol}, otherKey, adminws.CloseForbidden},
+		{"unknown room", "rnosuchroom", "", []string{adminws.Subprotocol, "bearer." + adminTok}, "", adminws.CloseNotFound},
+		{"token in the query string is ignored", id, "?token=" + adminTok + "&access_token=" + adminTok, []string{adminws.Subprotocol}, "", adminws.CloseUnauthorized},
+		{"not an auth message", id, "", []string{adminws.Subprotocol}, "-", adminws.CloseUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := e.dial(tc.room, tc.query, tc.proto...)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
 // socket is one dashboard connection. Its writer goroutine owns writes of
@@ -54,7 +56,7 @@ func (s *socket) close(code int, reason string) {
 	s.once.Do(func() {
 		close(s.gone)
 		if code != websocket.CloseAbnormalClosure {
-			_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+			adminws.WriteClose(s.conn, code, reason)
 		}
 		_ = s.conn.Close()
 	})
