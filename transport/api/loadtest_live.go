@@ -13,16 +13,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
-)
-
-// LiveProtocol is the WebSocket subprotocol of the admin live feeds.
-const LiveProtocol = "aditus-queue.v1"
-
-// Close codes of the admin live feeds.
-const (
-	closeBadToken = 4401
-	closeKey      = 4403
-	closeNotFound = 4404
+	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
 // livePoll is how often a live socket asks the load-test grain for new
@@ -31,7 +22,7 @@ const livePoll = 500 * time.Millisecond
 
 var liveUpgrader = websocket.Upgrader{
 	ReadBufferSize: 1024, WriteBufferSize: 4096, HandshakeTimeout: 10 * time.Second,
-	Subprotocols: []string{LiveProtocol},
+	Subprotocols: []string{adminws.Subprotocol},
 	// The token travels in the protocol header or the first message, never
 	// in a cookie, so a page of another origin gains nothing by opening it.
 	CheckOrigin: func(*http.Request) bool { return true },
@@ -48,51 +39,35 @@ type secondFrame struct {
 // {"type":"run","run":{…}} with the run and its seconds so far, then
 // {"type":"second","run":id,…} for each new second, and at the end
 // {"type":"end","run":{…}} with the totals, after which it closes (1000).
-// Authentication is the live dashboard's: the admin token in
+// Authentication is the admin sockets' handshake (adminws): the admin token in
 // Sec-WebSocket-Protocol as "bearer.<token>" beside "aditus-queue.v1", or
 // "aditus-queue.v1" alone and a first message {"type":"auth","token":…}
 // within 5 s; never the query string. A bad token closes with 4401, a
 // qak_ key with 4403 (load tests are the operator's), an unknown run 4404.
 func (s *Server) handleLoadTestLive(c echo.Context) error {
-	offered := websocket.Subprotocols(c.Request())
-	tok, hasProto := "", false
-	for _, p := range offered {
-		if p == LiveProtocol {
-			hasProto = true
-		}
-		if t, ok := strings.CutPrefix(p, "bearer."); ok {
-			tok = t
-		}
+	if !adminws.Offers(c.Request()) {
+		return errorf(http.StatusBadRequest, "bad_request", "Open the socket with the subprotocol "+adminws.Subprotocol+".")
 	}
-	if !hasProto {
-		return errorf(http.StatusBadRequest, "bad_request", "Open the socket with the subprotocol "+LiveProtocol+".")
-	}
+	tok := adminws.OfferedToken(c.Request())
 	conn, err := liveUpgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil // the upgrader has answered
 	}
 	defer conn.Close()
-	conn.SetReadLimit(4096)
+	conn.SetReadLimit(adminws.ReadLimit)
 	if tok == "" {
-		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		var m struct {
-			Type  string `json:"type"`
-			Token string `json:"token"`
-		}
-		if err := conn.ReadJSON(&m); err != nil || m.Type != "auth" {
-			closeWith(conn, closeBadToken, "authentication expected")
+		if tok, err = adminws.ReadAuth(conn); err != nil {
+			adminws.WriteClose(conn, adminws.CloseUnauthorized, "authentication expected")
 			return nil
 		}
-		tok = m.Token
-		_ = conn.SetReadDeadline(time.Time{})
 	}
 	switch {
 	case len(s.admin) > 0 && subtle.ConstantTimeCompare(s.hash(tok), s.admin) == 1:
 	case strings.HasPrefix(tok, "qak_"):
-		closeWith(conn, closeKey, "API keys may not watch load tests")
+		adminws.WriteClose(conn, adminws.CloseForbidden, "API keys may not watch load tests")
 		return nil
 	default:
-		closeWith(conn, closeBadToken, "bad token")
+		adminws.WriteClose(conn, adminws.CloseUnauthorized, "bad token")
 		return nil
 	}
 
@@ -114,7 +89,7 @@ func (s *Server) handleLoadTestLive(c echo.Context) error {
 	for {
 		run, err := s.liveRun(ctx, id, since)
 		if node.IsCode(err, node.CodeNotFound) {
-			closeWith(conn, closeNotFound, "no such load test")
+			adminws.WriteClose(conn, adminws.CloseNotFound, "no such load test")
 			return nil
 		}
 		if err == nil {
@@ -136,7 +111,7 @@ func (s *Server) handleLoadTestLive(c echo.Context) error {
 			if run.Ended() {
 				sum := run.Summary()
 				write(conn, map[string]any{"type": "end", "run": sum})
-				closeWith(conn, websocket.CloseNormalClosure, "the load test ended")
+				adminws.WriteClose(conn, websocket.CloseNormalClosure, "the load test ended")
 				return nil
 			}
 		}
@@ -168,8 +143,4 @@ func write(conn *websocket.Conn, v any) bool {
 	}
 	_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	return conn.WriteMessage(websocket.TextMessage, b) == nil
-}
-
-func closeWith(conn *websocket.Conn, code int, reason string) {
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
 // ltServer is one node with its HTTP front on 127.0.0.1:0; the load-test
@@ -180,7 +181,7 @@ func TestLoadTestAPI(t *testing.T) {
 				t.Errorf("%s %s with a key: %d %v, want 403 forbidden", r.method, r.path, st, m)
 			}
 		}
-		conn, err := dialLive(t, s.srv.URL, "lt1", LiveProtocol, "bearer."+key)
+		conn, err := dialLive(t, s.srv.URL, "lt1", adminws.Subprotocol, "bearer."+key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,13 +230,13 @@ func TestLoadTestAPI(t *testing.T) {
 			map[string]any{"siteId": testRoom, "profile": "status", "ratePerSecond": 5, "durationSeconds": 1}); st != http.StatusConflict {
 			t.Errorf("second run while one runs: %d %v, want 409", st, m)
 		}
-		conn, err := dialLive(t, s.srv.URL, id, LiveProtocol, "bearer."+adminTok)
+		conn, err := dialLive(t, s.srv.URL, id, adminws.Subprotocol, "bearer."+adminTok)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		if conn.Subprotocol() != LiveProtocol {
-			t.Errorf("subprotocol %q, want %q", conn.Subprotocol(), LiveProtocol)
+		if conn.Subprotocol() != adminws.Subprotocol {
+			t.Errorf("subprotocol %q, want %q", conn.Subprotocol(), adminws.Subprotocol)
 		}
 		var types []string
 		var seconds int
@@ -290,7 +291,7 @@ func TestLoadTestAPI(t *testing.T) {
 	})
 
 	t.Run("live authentication", func(t *testing.T) {
-		conn, err := dialLive(t, s.srv.URL, finishedID, LiveProtocol)
+		conn, err := dialLive(t, s.srv.URL, finishedID, adminws.Subprotocol)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +310,7 @@ func TestLoadTestAPI(t *testing.T) {
 			id, token string
 			code      int
 		}{{finishedID, "wrong", 4401}, {"lnosuch", adminTok, 4404}} {
-			conn, err := dialLive(t, s.srv.URL, tc.id, LiveProtocol, "bearer."+tc.token)
+			conn, err := dialLive(t, s.srv.URL, tc.id, adminws.Subprotocol, "bearer."+tc.token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -318,7 +319,7 @@ func TestLoadTestAPI(t *testing.T) {
 			}
 		}
 		// A token in the query string is not looked at.
-		conn, err = dialLiveQuery(t, s.srv.URL, finishedID, "?token="+adminTok+"&access_token="+adminTok, LiveProtocol)
+		conn, err = dialLiveQuery(t, s.srv.URL, finishedID, "?token="+adminTok+"&access_token="+adminTok, adminws.Subprotocol)
 		if err != nil {
 			t.Fatal(err)
 		}
