@@ -80,19 +80,9 @@ func runProxy(ctx context.Context, c *serveConfig) error {
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	var key []byte
-	var err error
-	if c.MasterKey != "" {
-		key, err = seal.ParseKey(c.MasterKey)
-	} else {
-		key, err = seal.LoadOrCreateKey(c.DataDir)
-	}
+	sealer, err := openSealer(c)
 	if err != nil {
-		return fmt.Errorf("master key: %w", err)
-	}
-	sealer, err := seal.NewSealer(key)
-	if err != nil {
-		return fmt.Errorf("master key: %w", err)
+		return err
 	}
 	var elog persistence.Log
 	if c.has("actor") {

@@ -193,18 +193,9 @@ func serve(ctx context.Context, c *serveConfig) error {
 		defer pprofLn.Close()
 	}
 
-	var key []byte
-	if c.MasterKey != "" {
-		key, err = seal.ParseKey(c.MasterKey)
-	} else {
-		key, err = seal.LoadOrCreateKey(c.DataDir)
-	}
+	sealer, err := openSealer(c)
 	if err != nil {
-		return fmt.Errorf("master key: %w", err)
-	}
-	sealer, err := seal.NewSealer(key)
-	if err != nil {
-		return fmt.Errorf("master key: %w", err)
+		return err
 	}
 	adminHash, err := adminToken(c, os.Stdout)
 	if err != nil {
