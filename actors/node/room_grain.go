@@ -2,13 +2,10 @@ package node
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -16,7 +13,6 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/room"
-	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
@@ -829,80 +825,4 @@ func (g *roomGrain) shutdown() {
 	if _, err := g.deps.Log.Append(ctx, g.id, b); err != nil {
 		g.log.Warn("final checkpoint failed", "error", err)
 	}
-}
-
-// tokenFor mints the admission token of number n if it is admitted.
-func (g *roomGrain) tokenFor(n uint64, now int64) *wire.Response {
-	if _, err := g.st.Admit(n, now); err != nil {
-		return errResponse(err)
-	}
-	return g.mint(n, false, time.Unix(0, now))
-}
-
-func (g *roomGrain) mint(n uint64, bypass bool, now time.Time) *wire.Response {
-	ttl := time.Duration(g.st.Config.TokenTTLSeconds) * time.Second
-	tok, exp, err := token.Mint(g.secret, g.st.Config.Slug, n, bypass, now, ttl)
-	if err != nil {
-		return errResponse(err)
-	}
-	if m := g.deps.Metrics; m != nil {
-		m.Tokens.Inc()
-		if bypass {
-			m.Bypasses.Inc()
-		} else {
-			m.Admissions.Inc()
-		}
-	}
-	return okResponse(TokenResult{Token: tok, ExpiresAt: exp, Number: n, TargetURL: g.st.Config.TargetURL})
-}
-
-func (g *roomGrain) keyInfos() []KeyInfo {
-	out := []KeyInfo{}
-	for _, k := range g.st.SortedKeys() {
-		out = append(out, KeyInfo{ID: k.ID, Name: k.Name, CreatedAt: time.Unix(0, k.CreatedAt).UTC()})
-	}
-	return out
-}
-
-func (g *roomGrain) codeInfos() []CodeInfo {
-	out := []CodeInfo{}
-	for _, c := range g.st.SortedCodes() {
-		out = append(out, codeInfo(c))
-	}
-	return out
-}
-
-func codeInfo(c *room.Code) CodeInfo {
-	if c == nil {
-		return CodeInfo{}
-	}
-	return CodeInfo{ID: c.ID, Label: c.Label, UsageLimit: c.UsageLimit, Uses: c.Uses, ExpiresAt: c.ExpiresAt,
-		Disabled: c.Disabled, CreatedAt: time.Unix(0, c.CreatedAt).UTC()}
-}
-
-func randomBytes(n int) []byte {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return b
-}
-
-var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// randomID returns a lower-case base32 id of n random bytes.
-func randomID(n int) string { return lowerBase32.EncodeToString(randomBytes(n)) }
-
-// NewRoomID returns a fresh room id.
-func NewRoomID() string { return "r" + randomID(10) }
-
-// newSecret returns a signing secret: 256 random bits as base64url text.
-// Shops use the text itself as the HMAC key, as the seed's snippets do.
-func newSecret() string { return base64.RawURLEncoding.EncodeToString(randomBytes(32)) }
-
-// newCode returns a bypass code: 100 random bits, upper-case base32 in
-// groups of five for reading aloud.
-func newCode() string {
-	s := strings.ToUpper(lowerBase32.EncodeToString(randomBytes(13)))[:20]
-	return s[0:5] + "-" + s[5:10] + "-" + s[10:15] + "-" + s[15:20]
 }
