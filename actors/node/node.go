@@ -109,17 +109,6 @@ func Start(cfg Config) (*Node, error) {
 	actorLog = slog.New(quietHandler{actorLog.Handler()})
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
 
-	// The remote endpoint: bind first so we know the port to advertise.
-	port := cfg.Port
-	if port == 0 {
-		p, err := freePort(cfg.Host)
-		if err != nil {
-			return nil, err
-		}
-		port = p
-	}
-	remoteCfg := remote.Configure(cfg.Host, port, remote.WithAdvertisedHost(net.JoinHostPort(cfg.AdvertisedHost, strconv.Itoa(port))))
-
 	// The automanaged provider's health endpoint, on a listener we bound
 	// ourselves so it never listens on every interface.
 	e := echo3.New()
@@ -142,6 +131,21 @@ func Start(cfg Config) (*Node, error) {
 			peers = []string{ln.Addr().String()}
 		}
 	}
+	// The remote endpoint's port, found after the health listener is bound
+	// (held open, it cannot be handed out again here), so we know the port
+	// to advertise.
+	port := cfg.Port
+	if port == 0 {
+		p, err := freePort(cfg.Host)
+		if err != nil {
+			if n.health != nil {
+				n.health.Close()
+			}
+			return nil, err
+		}
+		port = p
+	}
+	remoteCfg := remote.Configure(cfg.Host, port, remote.WithAdvertisedHost(net.JoinHostPort(cfg.AdvertisedHost, strconv.Itoa(port))))
 	if len(peers) == 0 {
 		return nil, fmt.Errorf("a front node needs the members' cluster addresses (--peers)")
 	}
