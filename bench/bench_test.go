@@ -130,7 +130,7 @@ func TestRunRefusesBeforeAnyTraffic(t *testing.T) {
 		{"no profile", []string{"--url", fake.URL, "--admin-token", "tok"}, "--profile is required"},
 		{"unknown profile", []string{"--profile", "flood", "--url", fake.URL, "--admin-token", "tok"}, "unknown profile"},
 		{"too long", []string{"--profile", "join", "--duration", "11m", "--url", fake.URL, "--admin-token", "tok"}, "at most 10m"},
-		{"rate and connections", []string{"--profile", "join", "--rate", "5", "--connections", "2", "--url", fake.URL, "--admin-token", "tok"}, "exactly one"},
+		{"too many connections", []string{"--profile", "join", "--rate", "5", "--connections", "10001", "--url", fake.URL, "--admin-token", "tok"}, "want 1 to 10000"},
 		{"rate for ws", []string{"--profile", "ws", "--rate", "5", "--url", fake.URL, "--admin-token", "tok"}, "--sockets"},
 		{"bad mix", []string{"--profile", "mix", "--mix", "9", "--url", fake.URL, "--admin-token", "tok"}, "joins:polls"},
 		{"unknown flag", []string{"--profile", "join", "--flood"}, "flood"},

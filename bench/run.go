@@ -67,7 +67,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	f.register(fs, load.DefaultDuration)
 	fs.StringVar(&f.profile, "profile", "", "what to send: join, status, mix or ws (required)")
 	fs.Float64Var(&f.rate, "rate", 0, fmt.Sprintf("open loop: requests per second (default %d when --connections is not set)", defaultRate))
-	fs.IntVar(&f.connections, "connections", 0, "closed loop: connections, each sending as soon as the previous answer came")
+	fs.IntVar(&f.connections, "connections", 0, "closed loop: connections, each sending as soon as the previous answer came; with --rate: the open loop runs over this many connections, opened first (as wrk2 does)")
 	fs.IntVar(&f.sockets, "sockets", load.DefaultSockets, "ws: WebSockets to open")
 	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time")
 	fs.DurationVar(&f.gap, "gap", load.DefaultGap, "ws: pause before each change, so each finds the room quiet")
@@ -216,6 +216,8 @@ func describeLoad(p load.Profile, f *runFlags) string {
 	switch {
 	case p == load.ProfileWS:
 		return fmt.Sprintf("ws: %d WebSockets, %d rate changes", f.sockets, f.changes)
+	case f.rate > 0 && f.connections > 0:
+		return fmt.Sprintf("%s: open loop at %g req/s over %d connections for %v", p, f.rate, f.connections, f.duration)
 	case f.rate > 0:
 		return fmt.Sprintf("%s: open loop at %g req/s for %v", p, f.rate, f.duration)
 	default:
@@ -237,6 +239,9 @@ func (f *runFlags) reproduce(p load.Profile) []string {
 		}
 	case f.rate > 0:
 		args = append(args, "--rate", strconv.FormatFloat(f.rate, 'g', -1, 64))
+		if f.connections > 0 {
+			args = append(args, "--connections", strconv.Itoa(f.connections))
+		}
 	default:
 		args = append(args, "--connections", strconv.Itoa(f.connections))
 	}

@@ -249,6 +249,9 @@ func load(r Record) string {
 	switch r.Mode {
 	case "open":
 		s = fmt.Sprintf("%g req/s open loop", r.Rate)
+		if r.Connections > 0 {
+			s += fmt.Sprintf(" over %d connections", r.Connections)
+		}
 	case "closed":
 		s = fmt.Sprintf("%d connections closed loop", r.Connections)
 	case "push":

@@ -88,6 +88,45 @@ func openLoop(ctx context.Context, clock Clock, s Schedule, maxInFlight int, rec
 	wg.Wait()
 }
 
+// PacedLoop is the open loop over a fixed set of connections, the way wrk2
+// offers a rate: conns workers, each on its own keep-alive connection,
+// take the sends in the order they fall due. A send waits in a queue of at
+// most maxInFlight while every worker is busy (counted as ClassDropped when
+// the queue is full), and its latency is measured from the instant it was
+// due, so waiting for a free connection counts. Unlike OpenLoop, the client
+// never dials in the middle of a run: a burst of slow answers costs queueing
+// on the same connections, not a storm of new ones, which on a small machine
+// is the client's cost and not the server's. It returns when every send
+// taken has finished.
+func PacedLoop(ctx context.Context, clock Clock, s Schedule, conns, maxInFlight int, rec *Recorder, req Request) {
+	type send struct {
+		i   int
+		due time.Time
+	}
+	queue := make(chan send, max(maxInFlight, 1))
+	var wg sync.WaitGroup
+	for range max(conns, 1) {
+		wg.Go(func() {
+			for sd := range queue {
+				if ctx.Err() != nil {
+					continue // drained: the run was cancelled
+				}
+				class := req(ctx, uint64(sd.i))
+				rec.Record(clock.Now().Sub(sd.due), class)
+			}
+		})
+	}
+	s.issue(ctx, clock, func(i int, due time.Time) {
+		select {
+		case queue <- send{i, due}:
+		default:
+			rec.Record(0, ClassDropped)
+		}
+	})
+	close(queue)
+	wg.Wait()
+}
+
 // ClosedLoop runs conns workers, each sending its next request as soon as
 // the previous one answered, until duration has passed on clock or
 // maxRequests (when > 0) have been sent in all. Latency is measured from

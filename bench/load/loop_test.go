@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/bench/histogram"
 )
 
 // fakeClock is a clock that moves only when told to, or when the scheduler
@@ -158,8 +160,14 @@ func TestOpenLoopKeepsSendingWhileTargetStalls(t *testing.T) {
 	if total.Requests != 200 || total.OK != 200 {
 		t.Errorf("after release: got %d requests, %d ok, want 200, 200", total.Requests, total.OK)
 	}
-	// Latency runs from the instant each request was due: send i was due
-	// at i×10ms and answered at 3s.
+	// Latency runs from the instant each request was due.
+	checkDueLatency(t, lat)
+}
+
+// checkDueLatency checks the latencies of a run at 100/s for 2 s whose
+// answers all came at 3 s: send i was due at i×10ms.
+func checkDueLatency(t *testing.T, lat *histogram.Histogram) {
+	t.Helper()
 	if got, want := lat.Max(), 3*time.Second; got != want {
 		t.Errorf("max latency: got %v, want %v", got, want)
 	}
@@ -261,5 +269,77 @@ func TestFormatDuration(t *testing.T) {
 		if got := FormatDuration(tc.d); got != tc.want {
 			t.Errorf("FormatDuration(%v): got %q, want %q", int64(tc.d), got, tc.want)
 		}
+	}
+}
+
+// pacedStall runs a paced loop of conns connections at 100/s for 2 s
+// against a target that never answers until released, and reports the
+// requests open once every send was issued and the most open at once.
+func pacedStall(t *testing.T, conns, maxInFlight int) (startedWhenIssued, mostOpen int64, rec *Recorder) {
+	t.Helper()
+	clock := newFakeClock()
+	start := clock.Now()
+	release := make(chan struct{})
+	var started, open, most atomic.Int64
+	req := func(ctx context.Context, seq uint64) Class {
+		started.Add(1)
+		n := open.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		<-release
+		open.Add(-1)
+		return OK
+	}
+	rec = NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		PacedLoop(context.Background(), clock, NewSchedule(start, 100, 2*time.Second, 0), conns, maxInFlight, rec, req)
+	}()
+	// Every send is issued once the clock was slept on 200 times.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		clock.mu.Lock()
+		sleeps := clock.sleeps
+		clock.mu.Unlock()
+		if (sleeps == 200 && started.Load() == int64(conns)) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	startedWhenIssued = started.Load()
+	clock.Set(start.Add(3 * time.Second))
+	close(release)
+	<-done
+	return startedWhenIssued, most.Load(), rec
+}
+
+func TestPacedLoopQueuesOnItsConnections(t *testing.T) {
+	started, most, rec := pacedStall(t, 4, 1000)
+	if started != 4 || most != 4 {
+		t.Errorf("requests open while the target stalled: got %d (at most %d at once), want 4: one per connection", started, most)
+	}
+	total, lat := rec.Total()
+	if total.Requests != 200 || total.OK != 200 {
+		t.Errorf("after release: got %d requests, %d ok, want 200, 200", total.Requests, total.OK)
+	}
+	// Waiting for a free connection counts: latency runs from the instant
+	// each send was due to its answer.
+	checkDueLatency(t, lat)
+}
+
+func TestPacedLoopDropsBeyondItsQueue(t *testing.T) {
+	_, most, rec := pacedStall(t, 4, 10)
+	total, _ := rec.Total()
+	// Up to 4 on the connections (as many as had taken a send before the
+	// schedule, which runs on a clock that jumps, filled the queue) and 10
+	// waiting; every other send found the queue full.
+	taken := total.OK - 10
+	if most != 4 || total.Requests != 200 || taken < 0 || taken > 4 || total.Errors[ClassDropped] != 200-total.OK {
+		t.Errorf("got %d open at most, %d requests, %d ok, %d dropped; want 4, 200, 10 to 14 ok, the rest dropped", most, total.Requests, total.OK, total.Errors[ClassDropped])
 	}
 }

@@ -73,6 +73,9 @@ func Summary(w io.Writer, r Result) {
 	switch r.Mode {
 	case ModeOpen:
 		fmt.Fprintf(w, "profile %s, open loop at %g req/s for %v", r.Profile, r.Rate, r.Duration)
+		if r.Connections > 0 {
+			fmt.Fprintf(w, " over %d connections", r.Connections)
+		}
 	case ModeClosed:
 		fmt.Fprintf(w, "profile %s, closed loop over %d connections for %v", r.Profile, r.Connections, r.Duration)
 	case ModePush:

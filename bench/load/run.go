@@ -48,8 +48,9 @@ type Config struct {
 	Profile Profile
 	// Rate, in requests per second, selects the open loop.
 	Rate float64
-	// Connections selects the closed loop. Exactly one of Rate and
-	// Connections is set.
+	// Connections alone selects the closed loop; with Rate, the open loop
+	// runs over that many connections, opened before it starts
+	// (PacedLoop).
 	Connections int
 	// Duration bounds the run; at most MaxDuration.
 	Duration time.Duration
@@ -82,8 +83,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Profile == ProfileWS:
 		return errors.New("profile ws is run by Push, not Run")
-	case (c.Rate > 0) == (c.Connections > 0):
-		return errors.New("set exactly one of rate (open loop) and connections (closed loop)")
+	case c.Rate <= 0 && c.Connections <= 0:
+		return errors.New("set a rate (open loop) or connections (closed loop), or both (open loop over that many connections)")
 	case c.Rate < 0 || c.Rate > MaxRate:
 		return fmt.Errorf("rate %v: want 0 < rate ≤ %d per second", c.Rate, MaxRate)
 	case c.Connections < 0 || c.Connections > MaxConnections:
@@ -186,12 +187,22 @@ func Run(ctx context.Context, t *Target, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 
+	paced := cfg.Mode() == ModeOpen && cfg.Connections > 0
+	if paced {
+		if err := t.Warm(ctx, cfg.Connections); err != nil {
+			return Result{}, fmt.Errorf("open %d connections: %w", cfg.Connections, err)
+		}
+	}
+
 	rec := NewRecorder()
 	stopTicker := startTicker(rec, cfg.OnSecond)
 	start := clock.Now()
-	if cfg.Mode() == ModeOpen {
+	switch {
+	case paced:
+		PacedLoop(ctx, clock, NewSchedule(start, cfg.Rate, cfg.Duration, cfg.MaxRequests), cfg.Connections, cfg.MaxInFlight, rec, req)
+	case cfg.Mode() == ModeOpen:
 		OpenLoop(ctx, clock, NewSchedule(start, cfg.Rate, cfg.Duration, cfg.MaxRequests), cfg.MaxInFlight, rec, req)
-	} else {
+	default:
 		ClosedLoop(ctx, clock, cfg.Connections, cfg.Duration, cfg.MaxRequests, rec, req)
 	}
 	elapsed := clock.Now().Sub(start)

@@ -38,6 +38,9 @@ func TestRunAgainstFake(t *testing.T) {
 		wantStatuses int
 	}{
 		{"join open loop", Config{Profile: ProfileJoin, Rate: 200, Duration: 250 * time.Millisecond}, 50, 50, 0},
+		// The connections are opened by statuses without a ticket, which
+		// the fake refuses (and does not count): no join is made for them.
+		{"join open loop over 4 connections", Config{Profile: ProfileJoin, Rate: 200, Connections: 4, Duration: 250 * time.Millisecond}, 50, 50, 0},
 		{"status closed loop", Config{Profile: ProfileStatus, Connections: 4, Duration: time.Minute, MaxRequests: 200}, 200, DefaultTickets, 200},
 		{"mix open loop", Config{Profile: ProfileMix, Rate: 400, Duration: 250 * time.Millisecond, Mix: DefaultMix}, 100, DefaultTickets + 10, 90},
 		{"mix 1:1 closed loop", Config{Profile: ProfileMix, Connections: 2, Duration: time.Minute, MaxRequests: 40, Mix: Mix{1, 1}}, 40, DefaultTickets + 20, 20},
@@ -90,7 +93,7 @@ func TestValidate(t *testing.T) {
 		name string
 		mod  func(*Config)
 	}{
-		{"both rate and connections", func(c *Config) { c.Connections = 3 }},
+		{"too many connections", func(c *Config) { c.Connections = MaxConnections + 1 }},
 		{"neither", func(c *Config) { c.Rate = 0 }},
 		{"too long", func(c *Config) { c.Duration = MaxDuration + time.Second }},
 		{"no duration", func(c *Config) { c.Duration = 0 }},

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -53,6 +54,46 @@ func NewClient(conns int, timeout time.Duration) *http.Client {
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// Warm opens n keep-alive connections before a paced run, so that its
+// first seconds do not time the client's dials: n status requests without a
+// ticket (any answer will do) are held open together, which makes the
+// client dial one connection each, and then released into its idle pool.
+// The client must keep at least n idle connections (NewClient(n, …)).
+func (t *Target) Warm(ctx context.Context, n int) error {
+	errs := make(chan error, n)
+	var opened, release sync.WaitGroup
+	opened.Add(n)
+	release.Add(1)
+	for range n {
+		go func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.statusURL, nil)
+			if err != nil {
+				opened.Done()
+				errs <- err
+				return
+			}
+			resp, err := t.client.Do(req)
+			opened.Done()
+			if err != nil {
+				errs <- err
+				return
+			}
+			release.Wait()
+			drain(resp)
+			errs <- nil
+		}()
+	}
+	opened.Wait()
+	release.Done()
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Ticket is what a join hands out: the signed ticket the other visitor
