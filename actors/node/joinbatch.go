@@ -125,7 +125,7 @@ func (g *roomGrain) grantBatch(w batchWaiter) bool {
 		g.answerBatch(w.to, errResponse(err))
 		return true
 	}
-	g.joinsThisSecond += w.req.Count
+	g.blocks.issued(w.req.Count)
 	g.dirty = true
 	if g.st.Config.Abandon.Enabled {
 		for n := first; n < first+w.req.Count; n++ {
@@ -141,7 +141,7 @@ func (g *roomGrain) grantBatch(w batchWaiter) bool {
 		res.View = v
 	}
 	g.answerBatch(w.to, okResponse(res))
-	if g.st.Reserved-g.st.Issued < g.blockSize()/2 {
+	if g.st.Reserved-g.st.Issued < g.blocks.low() {
 		g.reserve()
 	}
 	return true

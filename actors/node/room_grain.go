@@ -51,8 +51,6 @@ const (
 	snapshotEvery      = 500
 	snapshotInterval   = 30 * time.Second
 	subscriberTTL      = 6 * time.Second
-	minBlock           = 16
-	maxBlock           = 100_000
 	maxWaiters         = 100_000
 	// abandonInterval is how often the grain looks for abandoned numbers
 	// ahead of the window; abandonAhead how far ahead it looks, a little
@@ -113,10 +111,7 @@ type roomGrain struct {
 	waiters   []*actor.PID
 	waiterCtx []actor.Context
 
-	// block sizing: about a second of current joins.
-	joinsThisSecond uint64
-	joinRate        float64
-	rateWindow      time.Time
+	blocks blockSizer
 
 	checkpointAt time.Time
 	snapshotAt   time.Time
@@ -517,27 +512,20 @@ func (g *roomGrain) join(ctx actor.Context) {
 }
 
 func (g *roomGrain) joined(n uint64, reply func(*wire.Response)) {
-	g.joinsThisSecond++
+	g.blocks.issued(1)
 	g.dirty = true
 	g.seen([]uint64{n}, g.now().UnixNano())
 	if g.deps.Metrics != nil {
 		g.deps.Metrics.Joins.Inc()
 	}
 	reply(okResponse(JoinResult{Number: n, Ticket: room.SignTicket(g.ticketKey, g.id, n), View: g.st.View}))
-	if g.st.Reserved-g.st.Issued < g.blockSize()/2 {
+	if g.st.Reserved-g.st.Issued < g.blocks.low() {
 		g.reserve()
 	}
 }
 
 func (g *roomGrain) blockSize() uint64 {
-	b := uint64(g.joinRate)
-	if b < minBlock {
-		b = minBlock
-	}
-	if b > maxBlock {
-		b = maxBlock
-	}
-	return max(b, g.desk.pending)
+	return g.blocks.size(g.now(), g.desk.pending)
 }
 
 // reserve queues a block reservation unless one is already on its way.
@@ -547,6 +535,7 @@ func (g *roomGrain) reserve() {
 	}
 	g.reserving = true
 	size := g.blockSize()
+	g.blocks.reserved(size, g.now())
 	t := &task{kind: "reserve", decide: func(now int64) ([]room.Event, error) {
 		base := g.st.Reserved
 		if g.st.Issued > base {
@@ -686,11 +675,7 @@ func (g *roomGrain) onTick() {
 	}
 	now := g.now()
 	g.checkBlockWait(now)
-	if now.Sub(g.rateWindow) >= time.Second {
-		// Exponentially weighted joins per second, for block sizing.
-		g.joinRate = 0.5*g.joinRate + 0.5*float64(g.joinsThisSecond)/now.Sub(g.rateWindow).Seconds()
-		g.joinsThisSecond, g.rateWindow = 0, now
-	}
+	g.blocks.tick(now)
 	if due, ok := g.st.OpeningDue(); ok && !now.Before(due) && !g.writing {
 		key := randomBytes(16)
 		g.queue = append(g.queue, &task{kind: "open", decide: func(now int64) ([]room.Event, error) {
