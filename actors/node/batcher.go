@@ -94,16 +94,21 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 	case rb.sending:
 		// Sent when the batch on its way comes back.
 	case len(rb.pending) >= b.limit || b.window <= 0:
-		b.sendLocked(id, rb)
+		go b.run(id, rb, b.takeLocked(rb))
 	case !rb.armed:
 		rb.armed = true
 		time.AfterFunc(b.window, func() {
+			// This is a goroutine of its own already: the batch is sent
+			// from it, without a hop to another.
 			b.mu.Lock()
-			defer b.mu.Unlock()
 			rb.armed = false
-			if !rb.sending && len(rb.pending) > 0 {
-				b.sendLocked(id, rb)
+			if rb.sending || len(rb.pending) == 0 {
+				b.mu.Unlock()
+				return
 			}
+			batch := b.takeLocked(rb)
+			b.mu.Unlock()
+			b.run(id, rb, batch)
 		})
 	}
 	b.mu.Unlock()
@@ -119,28 +124,33 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 	}
 }
 
-// sendLocked takes up to limit pending joins of rb as one batch and sends
-// it on its own goroutine. b.mu must be held.
-func (b *batcher) sendLocked(id string, rb *roomBatch) {
+// takeLocked takes up to limit pending joins of rb as one batch and marks
+// rb as sending. b.mu must be held.
+func (b *batcher) takeLocked(rb *roomBatch) []*joinWait {
 	n := min(len(rb.pending), b.limit)
 	batch := rb.pending[:n:n]
 	rb.pending = append([]*joinWait(nil), rb.pending[n:]...)
 	rb.sending = true
-	go b.send(id, rb, batch)
+	return batch
 }
 
-// send makes the batch's one cluster call and hands its numbers out in
-// arrival order, then sends what gathered meanwhile.
-func (b *batcher) send(id string, rb *roomBatch, batch []*joinWait) {
-	b.deliver(batch, b.request(id, len(batch)))
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	rb.sending = false
-	switch {
-	case len(rb.pending) > 0:
-		b.sendLocked(id, rb)
-	case !rb.armed && b.rooms[id] == rb:
-		delete(b.rooms, id)
+// run makes the batch's one cluster call and hands its numbers out in
+// arrival order, then does the same, on the same goroutine, for each batch
+// that gathered meanwhile, until none has.
+func (b *batcher) run(id string, rb *roomBatch, batch []*joinWait) {
+	for {
+		b.deliver(batch, b.request(id, len(batch)))
+		b.mu.Lock()
+		if len(rb.pending) == 0 {
+			rb.sending = false
+			if !rb.armed && b.rooms[id] == rb {
+				delete(b.rooms, id)
+			}
+			b.mu.Unlock()
+			return
+		}
+		batch = b.takeLocked(rb)
+		b.mu.Unlock()
 	}
 }
 
