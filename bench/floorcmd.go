@@ -22,7 +22,9 @@ const floorSynopsis = `Usage: aditus-queue bench floor [flags]
 
 Measures the server against its floor, in one run: the same load client
 drives a bare net/http status server (answering the real server's own
-status bytes) and the real status endpoint, in alternating rounds, then
+status bytes) and the real status endpoint, in alternating rounds; with
+join in --profiles, the same for joins (the floor answers the bytes of a
+real join answer, the real side draws a durable number each time); then it
 holds --sockets WebSockets open on a bare gorilla/websocket broadcast and
 on the real room at once, reads each server's memory per socket, and times
 rate changes alternately on each. It prints real/floor ratios (the median
@@ -68,7 +70,7 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f floorFlags
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	f.register(fs, defaultFloorDuration)
-	fs.StringVar(&f.profiles, "profiles", "status,ws", "what to compare: status, ws or both, comma-separated")
+	fs.StringVar(&f.profiles, "profiles", "status,ws", "what to compare: status, join, ws, comma-separated (join draws a durable number per request on the real side; the floor answers the same bytes)")
 	fs.Float64Var(&f.rate, "rate", 0, "status: open loop at this many requests per second instead of the closed loop")
 	fs.IntVar(&f.connections, "connections", 0, fmt.Sprintf("status: closed-loop connections (default %d unless --rate is set); with --rate, the open loop runs over this many connections, opened first", defaultFloorConnections))
 	fs.IntVar(&f.rounds, "rounds", defaultFloorRounds, "status: rounds of --duration on each side, alternately; the ratios are the median over them")
@@ -107,13 +109,18 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	for _, p := range strings.Split(f.profiles, ",") {
 		switch strings.TrimSpace(p) {
-		case "status":
-			cfg.Status = load.Config{
-				Profile: load.ProfileStatus, Rate: f.rate, Connections: f.connections, Duration: f.duration,
+		case "status", "join":
+			lc := load.Config{
+				Profile: load.Profile(strings.TrimSpace(p)), Rate: f.rate, Connections: f.connections, Duration: f.duration,
 				MaxRequests: f.maxRequests, MaxInFlight: f.maxInFlight,
 			}
-			if err := cfg.Status.Validate(); err != nil {
+			if err := lc.Validate(); err != nil {
 				return fail(ExitUsage, err)
+			}
+			if lc.Profile == load.ProfileJoin {
+				cfg.Join = lc
+			} else {
+				cfg.Status = lc
 			}
 		case "ws":
 			cfg.Push = load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: load.MaxDuration, Wait: f.timeout, Gap: f.gap}
@@ -125,7 +132,7 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				return fail(ExitUsage, err)
 			}
 		default:
-			return fail(ExitUsage, fmt.Errorf("--profiles: unknown profile %q; want status and/or ws", p))
+			return fail(ExitUsage, fmt.Errorf("--profiles: unknown profile %q; want status, join and/or ws", p))
 		}
 	}
 
@@ -245,7 +252,8 @@ func (f *floorFlags) reproduce(p load.Profile) []string {
 	} else {
 		if f.rate > 0 {
 			args = append(args, "--rate", strconv.FormatFloat(f.rate, 'g', -1, 64))
-		} else {
+		}
+		if f.connections > 0 {
 			args = append(args, "--connections", strconv.Itoa(f.connections))
 		}
 		args = append(args, "--duration", f.duration.String(), "--rounds", strconv.Itoa(f.rounds))

@@ -42,6 +42,10 @@ type Config struct {
 	// Compare); Status.Duration 0 skips it. It is run Rounds times on each
 	// side, alternately.
 	Status load.Config
+	// Join is the HTTP load for the join profile, run like Status (after
+	// it); the floor answers every join with the bytes of one real join
+	// answer. Join.Duration 0 skips it.
+	Join   load.Config
 	Rounds int
 	// Push is the ws load (BaseRate and Memory are set by Compare);
 	// Push.Sockets 0 skips it. Both sides' sockets are open together and
@@ -140,8 +144,8 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	if cfg.Status.Duration == 0 && cfg.Push.Sockets == 0 {
-		return Result{}, errors.New("floor: nothing to compare: neither status nor ws load configured")
+	if cfg.Status.Duration == 0 && cfg.Join.Duration == 0 && cfg.Push.Sockets == 0 {
+		return Result{}, errors.New("floor: nothing to compare: no status, join or ws load configured")
 	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
@@ -150,7 +154,7 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	if timeout <= 0 {
 		timeout = load.DefaultTimeout
 	}
-	conns := max(cfg.Status.Connections, min(cfg.Status.MaxInFlight, 1024), 16)
+	conns := max(cfg.Status.Connections, cfg.Join.Connections, min(max(cfg.Status.MaxInFlight, cfg.Join.MaxInFlight), 1024), 16)
 	client := load.NewClient(conns, timeout)
 	defer client.CloseIdleConnections()
 
@@ -174,6 +178,13 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 		queue := load.NewTarget(client, base, room.Slug)
 		if cfg.Status.Duration > 0 {
 			p, err := compareStatus(ctx, client, queue, fl, room.Slug, cfg)
+			if err != nil {
+				return err
+			}
+			res.Pairs = append(res.Pairs, p)
+		}
+		if cfg.Join.Duration > 0 {
+			p, err := compareJoin(ctx, client, queue, fl, room.Slug, cfg)
 			if err != nil {
 				return err
 			}
@@ -207,12 +218,32 @@ func compareStatus(ctx context.Context, client *http.Client, queue *load.Target,
 	if err := fl.SetStatus(ctx, body, retryAfter); err != nil {
 		return Pair{}, err
 	}
-	floorTarget := load.NewTarget(client, fl.URL(), slug)
-
 	lc := cfg.Status
 	lc.Profile = load.ProfileStatus
 	lc.Tickets = tickets
-	p := Pair{Profile: load.ProfileStatus}
+	return compareRounds(ctx, queue, load.NewTarget(client, fl.URL(), slug), lc, cfg)
+}
+
+// compareJoin makes the floor answer joins with the bytes of a real join
+// answer, then runs the join load on both sides in alternating rounds. The
+// real side draws a durable number for every request; the floor, nothing.
+func compareJoin(ctx context.Context, client *http.Client, queue *load.Target, fl *Remote, slug string, cfg Config) (Pair, error) {
+	body, err := queue.JoinBody(ctx)
+	if err != nil {
+		return Pair{}, fmt.Errorf("floor: sample join answer: %w", err)
+	}
+	if err := fl.SetJoin(ctx, body); err != nil {
+		return Pair{}, err
+	}
+	lc := cfg.Join
+	lc.Profile = load.ProfileJoin
+	return compareRounds(ctx, queue, load.NewTarget(client, fl.URL(), slug), lc, cfg)
+}
+
+// compareRounds runs lc on the floor and the real server, alternately, for
+// cfg.Rounds rounds.
+func compareRounds(ctx context.Context, queue, floorTarget *load.Target, lc load.Config, cfg Config) (Pair, error) {
+	p := Pair{Profile: lc.Profile}
 	for i := range max(cfg.Rounds, 1) {
 		// Alternate which side goes first (floor, real, real, floor, …), so
 		// a drift of the machine's load favours neither.
@@ -227,7 +258,7 @@ func compareStatus(ctx context.Context, client *http.Client, queue *load.Target,
 				t = floorTarget
 			}
 			if cfg.OnStart != nil {
-				cfg.OnStart(side, load.ProfileStatus)
+				cfg.OnStart(side, lc.Profile)
 			}
 			c := lc
 			if cfg.OnSecond != nil {
@@ -235,7 +266,7 @@ func compareStatus(ctx context.Context, client *http.Client, queue *load.Target,
 			}
 			r, err := load.Run(ctx, t, c)
 			if err != nil {
-				return p, fmt.Errorf("floor: status on %s: %w", side, err)
+				return p, fmt.Errorf("floor: %s on %s: %w", lc.Profile, side, err)
 			}
 			if side == SideFloor {
 				rd.Floor = r

@@ -47,10 +47,34 @@ func TestServerStatus(t *testing.T) {
 	if code, body, h := get(t, base+"/queue/bench-x/status?ticket=abc"); code != 200 || body != `{"queue":"q"}` || h.Get("Retry-After") != "7" {
 		t.Errorf("after SetStatus: got %d, Retry-After %q, body %s", code, h.Get("Retry-After"), body)
 	}
-	for _, p := range []string{"/queue/bench-x/join", "/floor/nothing", "/"} {
+	for _, p := range []string{"/queue/bench-x/join", "/floor/nothing", "/"} { // a join is a POST
 		if code, _, _ := get(t, base+p); code != 404 {
 			t.Errorf("%s: got %d, want 404", p, code)
 		}
+	}
+}
+
+func TestServerJoin(t *testing.T) {
+	srv, remote := newServer(t)
+	post := func() (int, string, http.Header) {
+		t.Helper()
+		resp, err := http.Post(srv.URL().String()+"/queue/bench-x/join", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), resp.Header
+	}
+	if code, body, h := post(); code != 200 || body != string(DefaultJoinBody) || h.Get("Cache-Control") != "no-store" || h.Get("Content-Type") != "application/json" {
+		t.Errorf("default: got %d, Cache-Control %q, body %s", code, h.Get("Cache-Control"), body)
+	}
+	real := `{"queue":"q","number":7,"ticket":"7.x"}`
+	if err := remote.SetJoin(context.Background(), []byte(real)); err != nil {
+		t.Fatal(err)
+	}
+	if code, body, h := post(); code != 200 || body != real || h.Get("Content-Length") != "39" || h.Get("Retry-After") != "" {
+		t.Errorf("after SetJoin: got %d, Content-Length %q, Retry-After %q, body %s", code, h.Get("Content-Length"), h.Get("Retry-After"), body)
 	}
 }
 
@@ -135,6 +159,33 @@ func TestCompareAgainstFake(t *testing.T) {
 	}
 	if fake.Sites() != 0 || len(fake.Deleted()) != 1 {
 		t.Errorf("test room not deleted: %d sites left, deleted %v", fake.Sites(), fake.Deleted())
+	}
+}
+
+func TestCompareJoinsAgainstFake(t *testing.T) {
+	fake := fakequeue.New("tok")
+	defer fake.Close()
+	res, err := Compare(context.Background(), fake.URL, Config{
+		AdminToken: "tok", RoomRate: 60, Rounds: 2,
+		Join: load.Config{Rate: 200, Connections: 3, Duration: 250 * time.Millisecond, MaxRequests: 1000, MaxInFlight: 100},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pairs) != 1 || res.Pairs[0].Profile != load.ProfileJoin {
+		t.Fatalf("pairs: got %+v, want one join pair", res.Pairs)
+	}
+	p := res.Pairs[0]
+	if len(p.Rounds) != 2 || p.Floor.OK != 100 || p.Real.OK != 100 {
+		t.Errorf("join: got %d rounds, ok floor %d, real %d; want 2 rounds, 100 each", len(p.Rounds), p.Floor.OK, p.Real.OK)
+	}
+	// The real side drew every measured number, plus the sampled answer;
+	// the floor none.
+	if joins, _, _ := fake.Counts(); joins != 101 {
+		t.Errorf("joins on the real side: got %d, want 101", joins)
+	}
+	if p.ThroughputRatio() <= 0 || p.LatencyRatio(0.99) <= 0 {
+		t.Errorf("ratios not computed: %v %v", p.ThroughputRatio(), p.LatencyRatio(0.99))
 	}
 }
 

@@ -64,6 +64,11 @@ func (r *Remote) SetStatus(ctx context.Context, body []byte, retryAfter string) 
 	return r.do(ctx, http.MethodPut, "/floor/status?retryAfter="+url.QueryEscape(retryAfter), strings.NewReader(string(body)), nil)
 }
 
+// SetJoin makes the floor answer joins with body.
+func (r *Remote) SetJoin(ctx context.Context, body []byte) error {
+	return r.do(ctx, http.MethodPut, "/floor/join", strings.NewReader(string(body)), nil)
+}
+
 // SetRate makes the floor push a frame carrying ratePerMinute to every
 // socket. The instant returned is taken before the request leaves, as the
 // real side's is taken before its PATCH leaves.

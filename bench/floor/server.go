@@ -33,14 +33,20 @@ var DefaultStatusBody = []byte(`{"queue":"bench-0a1b2c3d","name":"Load test","nu
 // writeTimeout bounds one frame's write to one socket.
 const writeTimeout = 5 * time.Second
 
+// DefaultJoinBody has the shape and about the size of a join answer of the
+// contract. Compare serves the real server's own answer instead.
+var DefaultJoinBody = []byte(`{"queue":"bench-0a1b2c3d","name":"Load test","number":1235,"serving":1180,"ahead":55,"admitted":false,"estimatedWaitSeconds":55,"retryAfterSeconds":5,"active":true,"ticket":"1235.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}` + "\n")
+
 // Server is the floor. On 127.0.0.1 and a free port it answers
 //
 //	GET  /queue/<slug>/status  one constant JSON body with a Retry-After header
+//	POST /queue/<slug>/join    one constant JSON body (the bytes of a join answer)
 //	GET  /queue/<slug>/ws      a WebSocket that gets every broadcast frame
 //
 // and is steered through
 //
 //	PUT  /floor/status?retryAfter=S  replace the status body with the request body
+//	PUT  /floor/join                 replace the join body with the request body
 //	POST /floor/rate?rate=N          push a room frame carrying rate N to every socket
 //	GET  /floor/memory[?gc=1]        this process's memory (load.Memory), after a GC with gc=1
 //
@@ -50,7 +56,8 @@ type Server struct {
 	srv      *http.Server
 	url      *url.URL
 	upgrader websocket.Upgrader
-	status   atomic.Pointer[statusAnswer]
+	status   atomic.Pointer[cannedAnswer]
+	join     atomic.Pointer[cannedAnswer]
 	handlers sync.WaitGroup // the per-socket read loops
 
 	sendMu sync.Mutex // serialises writes, so a socket has one writer; guards last
@@ -61,22 +68,30 @@ type Server struct {
 	closed bool
 }
 
-// statusAnswer is the status body with its header values, built once so
-// the handler only assigns slices.
-type statusAnswer struct {
-	body                       []byte
-	contentType, retry, length []string
+// cannedAnswer is a constant answer (status or join) with its header
+// values, built once so the handler only assigns slices.
+type cannedAnswer struct {
+	body   []byte
+	header http.Header
 }
 
-func newStatusAnswer(body []byte, retryAfter string) *statusAnswer {
-	if body == nil {
-		body = DefaultStatusBody
+func newAnswer(body []byte, header ...string) *cannedAnswer {
+	a := &cannedAnswer{body: body, header: http.Header{
+		"Content-Type":   {"application/json"},
+		"Content-Length": {strconv.Itoa(len(body))},
+	}}
+	for i := 0; i+1 < len(header); i += 2 {
+		a.header[header[i]] = []string{header[i+1]}
 	}
-	if retryAfter == "" {
-		retryAfter = "5"
+	return a
+}
+
+func (a *cannedAnswer) write(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range a.header {
+		h[k] = v
 	}
-	return &statusAnswer{body: body, contentType: []string{"application/json"}, retry: []string{retryAfter},
-		length: []string{strconv.Itoa(len(body))}}
+	_, _ = w.Write(a.body)
 }
 
 // NewServer starts a floor on addr, which must be a loopback host:port
@@ -101,7 +116,8 @@ func NewServer(addr string) (*Server, error) {
 		},
 		conns: map[*websocket.Conn]struct{}{},
 	}
-	s.status.Store(newStatusAnswer(nil, ""))
+	s.SetStatus(nil, "")
+	s.SetJoin(nil)
 	first, err := json.Marshal(Frame{Type: "room", Serving: 1180, Waiting: 54, ServerTime: time.Now().UnixMilli()})
 	if err != nil {
 		return nil, err
@@ -122,12 +138,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case r.Method == http.MethodGet && strings.HasPrefix(p, "/queue/") && strings.HasSuffix(p, "/status"):
-		a := s.status.Load()
-		h := w.Header()
-		h["Content-Type"] = a.contentType
-		h["Retry-After"] = a.retry
-		h["Content-Length"] = a.length
-		_, _ = w.Write(a.body)
+		s.status.Load().write(w)
+	case r.Method == http.MethodPost && strings.HasPrefix(p, "/queue/") && strings.HasSuffix(p, "/join"):
+		s.join.Load().write(w)
 	case r.Method == http.MethodGet && strings.HasPrefix(p, "/queue/") && strings.HasSuffix(p, "/ws"):
 		s.handleWS(w, r)
 	case r.Method == http.MethodPut && p == "/floor/status":
@@ -137,6 +150,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.SetStatus(body, r.URL.Query().Get("retryAfter"))
+		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodPut && p == "/floor/join":
+		body, err := readBody(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		s.SetJoin(body)
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && p == "/floor/rate":
 		rate, err := strconv.Atoi(r.URL.Query().Get("rate"))
@@ -172,10 +193,25 @@ func readBody(r *http.Request) ([]byte, error) {
 	return b, err
 }
 
+// SetJoin replaces the join answer with body (DefaultJoinBody when nil).
+func (s *Server) SetJoin(body []byte) {
+	if body == nil {
+		body = DefaultJoinBody
+	}
+	// The real join answers no-store; the header costs the floor too.
+	s.join.Store(newAnswer(body, "Cache-Control", "no-store"))
+}
+
 // SetStatus replaces the status answer: body (DefaultStatusBody when nil)
 // with the Retry-After value retryAfter ("5" when empty).
 func (s *Server) SetStatus(body []byte, retryAfter string) {
-	s.status.Store(newStatusAnswer(body, retryAfter))
+	if body == nil {
+		body = DefaultStatusBody
+	}
+	if retryAfter == "" {
+		retryAfter = "5"
+	}
+	s.status.Store(newAnswer(body, "Retry-After", retryAfter))
 }
 
 // Memory reads this process's memory, after a garbage collection when gc

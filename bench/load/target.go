@@ -151,6 +151,34 @@ func (t *Target) Status(ctx context.Context, ticket string) Class {
 	return OK
 }
 
+// JoinBody draws one number and returns the answer's body, for a baseline
+// that must answer joins with the same bytes.
+func (t *Target) JoinBody(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.joinURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	body, _, err := t.okBody(req, "join")
+	return body, err
+}
+
+// okBody sends req and returns the body and header of its 200 answer.
+func (t *Target) okBody(req *http.Request, what string) ([]byte, http.Header, error) {
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("%s: HTTP %d: %.200s", what, resp.StatusCode, body)
+	}
+	return body, resp.Header, nil
+}
+
 // StatusBody fetches one status answer and returns its body and Retry-After
 // header, for a baseline that must answer with the same bytes.
 func (t *Target) StatusBody(ctx context.Context, ticket string) (body []byte, retryAfter string, err error) {
@@ -158,19 +186,11 @@ func (t *Target) StatusBody(ctx context.Context, ticket string) (body []byte, re
 	if err != nil {
 		return nil, "", err
 	}
-	resp, err := t.client.Do(req)
+	body, header, err := t.okBody(req, "status")
 	if err != nil {
-		return nil, "", fmt.Errorf("status: %w", err)
+		return nil, "", err
 	}
-	defer resp.Body.Close()
-	body, err = io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return nil, "", fmt.Errorf("status: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("status: HTTP %d: %.200s", resp.StatusCode, body)
-	}
-	return body, resp.Header.Get("Retry-After"), nil
+	return body, header.Get("Retry-After"), nil
 }
 
 // JoinMany draws n tickets with a few joins at a time. These preparation
