@@ -23,9 +23,9 @@ var notDocumented = map[string]string{
 	"GET /queue/assets/*":    "static files of the hosted page",
 	"OPTIONS /queue/:slug/*": "CORS preflight of the visitor endpoints",
 	"* /api/admin/queue/*":   "fallback of the admin group: 403 for a key, 404 for the admin token",
-	"GET /admin":             "the operator console (redirect to /admin/)",
-	"GET /admin/":            "the operator console",
-	"GET /admin/*":           "the operator console's files",
+	"* /admin":               "the operator console (redirect to /admin/), GET and HEAD",
+	"* /admin/":              "the operator console, GET and HEAD",
+	"* /admin/*":             "the operator console's files, GET and HEAD",
 }
 
 const docAdminToken = "openapi-test-admin-token"

@@ -66,13 +66,15 @@ func New(cfg Config) (*Console, error) {
 	return c, nil
 }
 
-// Register adds GET /admin, /admin/ and /admin/<asset> to e.
+// Register adds GET and HEAD of /admin, /admin/ and /admin/<asset> to e
+// (HEAD for monitors and link checkers; net/http drops the body).
 func (c *Console) Register(e *echo.Echo) {
-	e.GET("/admin", func(ctx echo.Context) error {
+	methods := []string{http.MethodGet, http.MethodHead}
+	e.Match(methods, "/admin", func(ctx echo.Context) error {
 		return ctx.Redirect(http.StatusMovedPermanently, "/admin/")
 	})
-	e.GET("/admin/", c.handleIndex)
-	e.GET("/admin/*", c.handleAsset)
+	e.Match(methods, "/admin/", c.handleIndex)
+	e.Match(methods, "/admin/*", c.handleAsset)
 }
 
 // handleIndex answers the console page in the language the browser prefers

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -144,6 +145,32 @@ func TestUnknownAssetIsNotFound(t *testing.T) {
 	for _, p := range []string{"/admin/nope.js", "/admin/js/", "/admin/vendor", "/admin/index.html", "/admin/../console.go"} {
 		if rec := get(e, p, nil); rec.Code != http.StatusNotFound {
 			t.Errorf("%s: status %d, want 404", p, rec.Code)
+		}
+	}
+}
+
+// HEAD answers like GET without the body, through a real HTTP server (the
+// server, not the handler, drops the body).
+func TestHeadAnswersLikeGet(t *testing.T) {
+	srv := httptest.NewServer(newServer(t))
+	defer srv.Close()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		path string
+		code int
+	}{{"/admin/", 200}, {"/admin/js/live.js", 200}, {"/admin", 301}, {"/admin/nope.js", 404}} {
+		req, _ := http.NewRequest(http.MethodHead, srv.URL+tc.path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || n != 0 {
+			t.Errorf("HEAD %s: %d with %d body bytes, want %d and none", tc.path, resp.StatusCode, n, tc.code)
+		}
+		if tc.code == 200 && resp.Header.Get("Content-Security-Policy") != CSP {
+			t.Errorf("HEAD %s: no CSP header", tc.path)
 		}
 	}
 }
