@@ -358,6 +358,21 @@ func TestGatewayEnter(t *testing.T) {
 	}
 }
 
+// The shop gets its return URL back as it wrote it: its parameters in
+// their order and encoding (a signed query would break otherwise), the
+// token last, a stale token dropped.
+func TestGatewayKeepsTheReturnURLsQuery(t *testing.T) {
+	e := newEnv(t)
+	e.createRoom("gate", 1)
+	ret := "https://shop.example.com/event/42?z=1&b=%20x+y&aditus_queue_token=stale&a=%41"
+	st, _, h := e.do("GET", "/queue/gate/enter?return="+urlQuery(strings.NewReplacer("%", "%25", "+", "%2B").Replace(ret)), "", nil)
+	loc := h.Get("Location")
+	want := "https://shop.example.com/event/42?z=1&b=%20x+y&a=%41&aditus_queue_token="
+	if st != 302 || !strings.HasPrefix(loc, want) || strings.Contains(loc, "stale") {
+		t.Fatalf("admitted at once: %d %s, want %s<token>", st, loc, want)
+	}
+}
+
 func urlQuery(s string) string {
 	return strings.NewReplacer(":", "%3A", "/", "%2F", "?", "%3F", "&", "%26", "=", "%3D").Replace(s)
 }

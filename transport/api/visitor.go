@@ -388,7 +388,7 @@ func (s *Server) handleEnter(c echo.Context) error {
 		// A valid code goes straight through; an invalid one falls through
 		// to the normal path with no hint.
 		if t, err := s.client.Redeem(ctx, r.View.ID, code); err == nil {
-			return s.redirect(c, withToken(target, t.Token))
+			return s.redirect(c, returnurl.WithToken(target, t.Token))
 		}
 	}
 	if cfg.Pow.Enabled || r.View.Paused() {
@@ -401,7 +401,7 @@ func (s *Server) handleEnter(c echo.Context) error {
 	st := res.View.StatusOf(res.Number, s.now().UnixNano())
 	if st.Admitted {
 		if t, err := s.client.Token(ctx, r.View.ID, res.Number); err == nil {
-			return s.redirect(c, withToken(target, t.Token))
+			return s.redirect(c, returnurl.WithToken(target, t.Token))
 		}
 	}
 	return s.redirect(c, roomURL(room, res.Ticket, target, cfg.TargetURL))
@@ -410,17 +410,6 @@ func (s *Server) handleEnter(c echo.Context) error {
 func (s *Server) redirect(c echo.Context, to string) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusFound, to)
-}
-
-func withToken(target, tok string) string {
-	u, err := url.Parse(target)
-	if err != nil {
-		return target
-	}
-	q := u.Query()
-	q.Set(returnurl.TokenParam, tok)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func roomURL(room, ticket, ret, defaultTarget string) string {

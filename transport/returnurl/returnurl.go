@@ -139,6 +139,26 @@ func StripToken(u *url.URL) {
 	}
 }
 
+// WithToken returns target with the admission token tok as the last query
+// parameter, every other parameter kept exactly as written (order and
+// encoding) and any token already in it removed; target itself is returned
+// when it does not parse.
+func WithToken(target, tok string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	StripToken(u)
+	param := TokenParam + "=" + url.QueryEscape(tok)
+	if u.RawQuery == "" {
+		u.RawQuery = param
+	} else {
+		u.RawQuery += "&" + param
+	}
+	u.ForceQuery = false
+	return u.String()
+}
+
 // plainAuthority reports whether a holds only host name characters, an
 // optional bracketed IPv6 literal and an optional port: no "@", "%", "\"
 // or anything a browser might decode into one of them.

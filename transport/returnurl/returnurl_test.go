@@ -228,6 +228,27 @@ func TestStripToken(t *testing.T) {
 	StripToken(nil) // must not panic
 }
 
+func TestWithToken(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"no query", "https://shop.example.com/e", "https://shop.example.com/e?aditus_queue_token=a.b-c_d"},
+		{"order and encoding kept", "https://shop.example.com/e?z=1&b=%20x+y&a=%41", "https://shop.example.com/e?z=1&b=%20x+y&a=%41&aditus_queue_token=a.b-c_d"},
+		{"stale token replaced", "https://shop.example.com/e?aditus_queue_token=old&z=1", "https://shop.example.com/e?z=1&aditus_queue_token=a.b-c_d"},
+		{"empty query", "https://shop.example.com/e?", "https://shop.example.com/e?aditus_queue_token=a.b-c_d"},
+		{"fragment kept", "https://shop.example.com/e?z=1#seats", "https://shop.example.com/e?z=1&aditus_queue_token=a.b-c_d#seats"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := WithToken(tc.in, "a.b-c_d"); got != tc.want {
+				t.Errorf("WithToken(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	if got := WithToken("https://shop.example.com/e", "a+b/c="); got != "https://shop.example.com/e?aditus_queue_token=a%2Bb%2Fc%3D" {
+		t.Errorf("token escaped: got %q", got)
+	}
+}
+
 // FuzzCheck asserts that whatever Check accepts leads a browser to an
 // allowed host: the raw input and the String() of the result are both
 // re-parsed with the WHATWG host rules (browserParse) and with net/url.
