@@ -132,6 +132,9 @@ type roomGrain struct {
 	stats roomStats
 
 	stopTick chan struct{}
+	// lastRequest and resting: a gone room rests (rest.go).
+	lastRequest time.Time
+	resting     bool
 
 	// poll schedules the self-regulating rate's health checks.
 	poll poller
@@ -150,6 +153,7 @@ func (g *roomGrain) Receive(ctx actor.Context) {
 		g.self = ctx.Self()
 		g.sys = ctx.ActorSystem()
 		g.log = g.deps.Logger.With("room", g.id)
+		g.lastRequest = g.now()
 		g.activate()
 		g.startTicker()
 	case *wire.Request:
@@ -251,6 +255,7 @@ func (g *roomGrain) startTicker() {
 func (g *roomGrain) respond(ctx actor.Context, r *wire.Response) { ctx.Respond(r) }
 
 func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
+	g.wake()
 	if g.stopped {
 		g.respond(ctx, errResponse(ErrSuperseded))
 		return
@@ -705,6 +710,7 @@ func (g *roomGrain) onTick() {
 		}
 	}
 	g.publish(false)
+	g.restIfGone(now)
 }
 
 // seen records presence reports (a join is the first). Numbers never

@@ -107,6 +107,11 @@ func (v *Views) offer(rv *room.View) {
 	} else if rv.Deleted && v.slugs[rv.Config.Slug] == rv.ID {
 		delete(v.slugs, rv.Config.Slug)
 	}
+	if rv.Deleted {
+		// Nothing of a deleted room changes any more: stop syncing it,
+		// so that its grain can rest (rest.go).
+		delete(v.used, rv.ID)
+	}
 	ls := v.listeners
 	v.mu.Unlock()
 	for _, fn := range ls {
