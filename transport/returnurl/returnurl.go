@@ -39,7 +39,8 @@ const TokenParam = "aditus_queue_token"
 //     admits punycode ("xn--") labels, which must be listed literally;
 //   - the whole URL is at most MaxLength bytes of printable ASCII: no
 //     whitespace, no control characters, no raw non-ASCII (a browser's
-//     location.href is always percent-encoded);
+//     location.href is always percent-encoded), and so is the form it is
+//     handed on in (u.String());
 //   - the authority holds nothing but host name characters, brackets for an
 //     IPv6 literal and a numeric port: no userinfo ("@"), no
 //     percent-encoding, no backslash;
@@ -111,6 +112,13 @@ func Check(raw string, domains []string) (u *url.URL, ok bool) {
 		hostport += ":" + port
 	}
 	u.Host = hostport
+	// The URL is handed on as u.String(), which escapes what the raw form
+	// left bare (a "#" inside the fragment becomes "%23"): that form, too,
+	// must fit, or the next Check of it (the hosted page's) would refuse
+	// what this one accepted.
+	if len(u.String()) > MaxLength {
+		return nil, false
+	}
 	return u, true
 }
 
