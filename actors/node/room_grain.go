@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -132,8 +133,13 @@ type roomGrain struct {
 	stats roomStats
 
 	stopTick chan struct{}
-	// lastRequest and resting: a gone room rests (rest.go).
+	// kick and period steer the ticker: a quiet room ticks slowly, a gone
+	// one rests (rest.go); lastRequest is in the grain's clock, heardAt in
+	// real time.
+	kick        chan struct{}
+	period      atomic.Int64
 	lastRequest time.Time
+	heardAt     time.Time
 	resting     bool
 
 	// poll schedules the self-regulating rate's health checks.
@@ -153,7 +159,7 @@ func (g *roomGrain) Receive(ctx actor.Context) {
 		g.self = ctx.Self()
 		g.sys = ctx.ActorSystem()
 		g.log = g.deps.Logger.With("room", g.id)
-		g.lastRequest = g.now()
+		g.lastRequest, g.heardAt = g.now(), time.Now()
 		g.activate()
 		g.startTicker()
 	case *wire.Request:
@@ -235,19 +241,29 @@ func (g *roomGrain) unseal() error {
 	return nil
 }
 
+// startTicker sends the grain a tick every tickInterval, or every
+// quietTick while the room is quiet (rest.go); a kick brings the next tick
+// at once.
 func (g *roomGrain) startTicker() {
 	g.stopTick = make(chan struct{})
-	self, root, stop := g.self, g.sys.Root, g.stopTick
+	g.kick = make(chan struct{}, 1)
+	g.period.Store(int64(tickInterval))
+	self, root, stop, kick, period := g.self, g.sys.Root, g.stopTick, g.kick, &g.period
 	go func() {
-		t := time.NewTicker(tickInterval)
+		t := time.NewTimer(tickInterval)
 		defer t.Stop()
 		for {
 			select {
 			case <-stop:
 				return
+			case <-kick:
+				// Since Go 1.23 a stopped timer's channel holds no stale
+				// value, and Reset below starts it afresh.
+				t.Stop()
 			case <-t.C:
-				root.Send(self, &tick{})
 			}
+			root.Send(self, &tick{})
+			t.Reset(time.Duration(period.Load()))
 		}
 	}()
 }
@@ -710,6 +726,7 @@ func (g *roomGrain) onTick() {
 		}
 	}
 	g.publish(false)
+	g.period.Store(int64(g.tickPeriod(now)))
 	g.restIfGone(now)
 }
 
