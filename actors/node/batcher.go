@@ -12,9 +12,12 @@ import (
 // Order of joins (DESIGN.md "Joins in batches").
 //
 // A front node gathers the joins of one room that arrive while its previous
-// batch for that room is on its way, or within batchWindow of the first one
-// when none is, up to batchLimit, and asks the room's grain for that many
-// numbers in one message. It keeps at most one batch per room on its way, so
+// batch for that room is on its way, or until batchWindow after it was
+// sent, up to batchLimit, and asks the room's grain for that many numbers in
+// one message. A join of a room that sent nothing for a window goes at
+// once: a quiet room's visitor does not wait for company that is not
+// coming, and a busy room sends at most one batch a window plus those that
+// gathered while one was on its way. It keeps at most one batch per room on its way, so
 // its batches reach the grain in the order they were formed, and it hands
 // the consecutive numbers of a batch out in the order its visitors arrived:
 // within one front node, first come is first served exactly.
@@ -54,12 +57,14 @@ type batcher struct {
 	rooms map[string]*roomBatch
 }
 
-// roomBatch is one room's gathering: joins not yet sent, and whether a
-// batch is on its way or a window timer runs.
+// roomBatch is one room's gathering: joins not yet sent, whether a batch is
+// on its way or a window timer runs, and when the last batch left. It is
+// dropped once a window has passed with nothing to send.
 type roomBatch struct {
 	pending []*joinWait
 	sending bool
 	armed   bool
+	last    time.Time
 }
 
 // joinWait is one visitor's join waiting for its number.
@@ -93,23 +98,11 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 	switch {
 	case rb.sending:
 		// Sent when the batch on its way comes back.
-	case len(rb.pending) >= b.limit || b.window <= 0:
+	case rb.armed && len(rb.pending) < b.limit:
+		// Sent when the window since the last batch ends.
+	default:
+		// A full batch, or a room that sent nothing for a window.
 		go b.run(id, rb, b.takeLocked(rb))
-	case !rb.armed:
-		rb.armed = true
-		time.AfterFunc(b.window, func() {
-			// This is a goroutine of its own already: the batch is sent
-			// from it, without a hop to another.
-			b.mu.Lock()
-			rb.armed = false
-			if rb.sending || len(rb.pending) == 0 {
-				b.mu.Unlock()
-				return
-			}
-			batch := b.takeLocked(rb)
-			b.mu.Unlock()
-			b.run(id, rb, batch)
-		})
 	}
 	b.mu.Unlock()
 	select {
@@ -130,8 +123,37 @@ func (b *batcher) takeLocked(rb *roomBatch) []*joinWait {
 	n := min(len(rb.pending), b.limit)
 	batch := rb.pending[:n:n]
 	rb.pending = append([]*joinWait(nil), rb.pending[n:]...)
-	rb.sending = true
+	rb.sending, rb.last = true, time.Now()
 	return batch
+}
+
+// armLocked starts the window timer of rb, which ends a window after its
+// last batch left. b.mu must be held.
+func (b *batcher) armLocked(id string, rb *roomBatch) {
+	if rb.armed || b.window <= 0 {
+		if b.window <= 0 && b.rooms[id] == rb {
+			delete(b.rooms, id)
+		}
+		return
+	}
+	rb.armed = true
+	time.AfterFunc(b.window-time.Since(rb.last), func() {
+		// This is a goroutine of its own already: the batch is sent from
+		// it, without a hop to another.
+		b.mu.Lock()
+		rb.armed = false
+		switch {
+		case rb.sending:
+		case len(rb.pending) > 0:
+			batch := b.takeLocked(rb)
+			b.mu.Unlock()
+			b.run(id, rb, batch)
+			return
+		case b.rooms[id] == rb:
+			delete(b.rooms, id)
+		}
+		b.mu.Unlock()
+	})
 }
 
 // run makes the batch's one cluster call and hands its numbers out in
@@ -143,9 +165,7 @@ func (b *batcher) run(id string, rb *roomBatch, batch []*joinWait) {
 		b.mu.Lock()
 		if len(rb.pending) == 0 {
 			rb.sending = false
-			if !rb.armed && b.rooms[id] == rb {
-				delete(b.rooms, id)
-			}
+			b.armLocked(id, rb)
 			b.mu.Unlock()
 			return
 		}

@@ -99,6 +99,28 @@ func TestJoinsTravelInBatches(t *testing.T) {
 	}
 }
 
+// A quiet room's join does not wait for company: it is sent at once, and
+// the next one within the window waits for the window's end.
+func TestQuietRoomsJoinGoesAtOnce(t *testing.T) {
+	n := startNode(t, memlog.New())
+	stopNode(t, n)
+	id, _ := createRoom(t, n, "quiet", 60)
+	b := n.Client.joins
+	b.mu.Lock()
+	b.window = time.Hour
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := n.Client.Join(ctx, id); err != nil {
+		t.Fatalf("the first join of a quiet room waited for the window: %v", err)
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel2()
+	if _, err := n.Client.Join(short, id); err == nil {
+		t.Fatal("a second join within the window went at once; want it gathered until the window ends")
+	}
+}
+
 // Within one front node, first come is first served exactly: joins get
 // numbers in the order they arrived at the front.
 func TestBatchKeepsArrivalOrder(t *testing.T) {
@@ -107,8 +129,13 @@ func TestBatchKeepsArrivalOrder(t *testing.T) {
 	id, _ := createRoom(t, n, "ordered", 60)
 	b := n.Client.joins
 	b.mu.Lock()
-	b.window = 200 * time.Millisecond // every join below lands in one batch
+	b.window = 3 * time.Second // every join below lands in one batch
 	b.mu.Unlock()
+	// The first join of a quiet room goes at once and opens a window in
+	// which the visitors below gather.
+	if _, err := n.Client.Join(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
 	const visitors = 20
 	got := make([]uint64, visitors)
 	var wg sync.WaitGroup
