@@ -99,16 +99,24 @@ func TestJoinsTravelInBatches(t *testing.T) {
 	}
 }
 
+// windowedRoom starts a member with a room of slug whose front gathers
+// joins for window.
+func windowedRoom(t *testing.T, slug string, window time.Duration) (*Node, string, *batcher) {
+	t.Helper()
+	n := startNode(t, memlog.New())
+	stopNode(t, n)
+	id, _ := createRoom(t, n, slug, 60)
+	b := n.Client.joins
+	b.mu.Lock()
+	b.window = window
+	b.mu.Unlock()
+	return n, id, b
+}
+
 // A quiet room's join does not wait for company: it is sent at once, and
 // the next one within the window waits for the window's end.
 func TestQuietRoomsJoinGoesAtOnce(t *testing.T) {
-	n := startNode(t, memlog.New())
-	stopNode(t, n)
-	id, _ := createRoom(t, n, "quiet", 60)
-	b := n.Client.joins
-	b.mu.Lock()
-	b.window = time.Hour
-	b.mu.Unlock()
+	n, id, _ := windowedRoom(t, "quiet", time.Hour)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := n.Client.Join(ctx, id); err != nil {
@@ -124,13 +132,7 @@ func TestQuietRoomsJoinGoesAtOnce(t *testing.T) {
 // Within one front node, first come is first served exactly: joins get
 // numbers in the order they arrived at the front.
 func TestBatchKeepsArrivalOrder(t *testing.T) {
-	n := startNode(t, memlog.New())
-	stopNode(t, n)
-	id, _ := createRoom(t, n, "ordered", 60)
-	b := n.Client.joins
-	b.mu.Lock()
-	b.window = 3 * time.Second // every join below lands in one batch
-	b.mu.Unlock()
+	n, id, b := windowedRoom(t, "ordered", 3*time.Second) // every join below lands in one batch
 	// The first join of a quiet room goes at once and opens a window in
 	// which the visitors below gather.
 	if _, err := n.Client.Join(context.Background(), id); err != nil {
