@@ -77,8 +77,13 @@ func New(cfg Config) *Hub {
 		cfg.KeyRecheck = keyRecheck
 	}
 	return &Hub{client: cfg.Client, adminHash: cfg.AdminHash, hash: cfg.Hash, log: cfg.Logger, now: cfg.Now, keyRecheck: cfg.KeyRecheck,
-		upgrader: websocket.Upgrader{Subprotocols: []string{adminws.Subprotocol}, ReadBufferSize: 1024, WriteBufferSize: 4096},
-		feeds:    map[string]*feed{}}
+		// Frames are JSON numbers in long runs; a dashboard's first frame
+		// carries half an hour of samples. Compression (when the browser
+		// offers it, as every current one does) shrinks them several
+		// times; a prepared frame is compressed once for all sockets.
+		upgrader: websocket.Upgrader{Subprotocols: []string{adminws.Subprotocol}, ReadBufferSize: 1024, WriteBufferSize: 4096,
+			EnableCompression: true},
+		feeds: map[string]*feed{}}
 }
 
 // Register adds GET /api/admin/queue/sites/:id/live to e.

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -200,6 +202,65 @@ func TestLiveFrames(t *testing.T) {
 	if e.hub.Sockets() != 2 {
 		t.Fatalf("sockets: got %d, want 2", e.hub.Sockets())
 	}
+}
+
+// A dashboard that offers permessage-deflate gets its frames compressed:
+// fewer bytes on the wire than the frame it reads.
+func TestLiveFramesCompressed(t *testing.T) {
+	e := newEnv(t)
+	id := e.createRoom("deflate", 1)
+	for range 3 {
+		e.call("POST", "/queue/deflate/join", "", nil)
+	}
+	var wire atomic.Int64
+	d := websocket.Dialer{Subprotocols: []string{adminws.Subprotocol, "bearer." + adminTok}, HandshakeTimeout: 5 * time.Second,
+		EnableCompression: true,
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &countingConn{Conn: c, read: &wire}, nil
+		}}
+	c, res, err := d.Dial("ws"+strings.TrimPrefix(e.srv.URL, "http")+"/api/admin/queue/sites/"+id+"/live", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ext := res.Header.Get("Sec-WebSocket-Extensions"); !strings.Contains(ext, "permessage-deflate") {
+		t.Fatalf("extensions: got %q, want permessage-deflate", ext)
+	}
+	handshake := wire.Load()
+	var total int
+	for range 3 {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f live.Frame
+		if err := json.Unmarshal(b, &f); err != nil || f.Type != "stats" {
+			t.Fatalf("frame %s: %v", b, err)
+		}
+		total += len(b)
+	}
+	onWire := wire.Load() - handshake
+	t.Logf("3 frames: %d bytes of JSON, %d bytes on the wire", total, onWire)
+	if onWire >= int64(total) {
+		t.Fatalf("frames not compressed: %d bytes on the wire for %d bytes of frames", onWire, total)
+	}
+}
+
+// countingConn counts the bytes read from a connection.
+type countingConn struct {
+	net.Conn
+	read *atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
 }
 
 func TestLiveAuth(t *testing.T) {
