@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"mime"
 	"net/http"
 	"os"
@@ -70,18 +71,34 @@ func (d *apiDoc) schema(ptr string) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// docOp is one operation object of the document: its path, its method
+// (lower case, as the document writes it) and the object itself.
+type docOp struct {
+	path, method string
+	op           map[string]any
+}
+
+// ops yields every operation of the document, in no particular order.
+func (d *apiDoc) ops() iter.Seq[docOp] {
+	return func(yield func(docOp) bool) {
+		paths, _ := d.raw["paths"].(map[string]any)
+		for p, item := range paths {
+			ops, _ := item.(map[string]any)
+			for _, m := range httpMethods {
+				if op, ok := ops[m].(map[string]any); ok && !yield(docOp{p, m, op}) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // routes lists the document's operations as Echo writes routes:
 // "METHOD /path/:param".
 func (d *apiDoc) routes() []string {
 	var out []string
-	paths, _ := d.raw["paths"].(map[string]any)
-	for p, item := range paths {
-		ops, _ := item.(map[string]any)
-		for _, m := range httpMethods {
-			if _, ok := ops[m]; ok {
-				out = append(out, strings.ToUpper(m)+" "+echoPath(p))
-			}
-		}
+	for o := range d.ops() {
+		out = append(out, strings.ToUpper(o.method)+" "+echoPath(o.path))
 	}
 	sort.Strings(out)
 	return out
@@ -308,37 +325,29 @@ func (d *apiDoc) compileAll() []string {
 			errs = append(errs, err.Error())
 		}
 	}
-	paths, _ := d.raw["paths"].(map[string]any)
-	for p, item := range paths {
-		ops, _ := item.(map[string]any)
-		for _, m := range httpMethods {
-			op, ok := ops[m].(map[string]any)
+	for o := range d.ops() {
+		base := "/paths/" + pointer(o.path) + "/" + o.method
+		if _, ok := o.op["operationId"].(string); !ok {
+			errs = append(errs, base+": no operationId")
+		}
+		if _, ok := o.op["security"]; !ok {
+			errs = append(errs, base+": security not stated")
+		}
+		resps, _ := o.op["responses"].(map[string]any)
+		for st := range resps {
+			res, ptr, ok := d.get(base + "/responses/" + st)
 			if !ok {
+				errs = append(errs, base+"/responses/"+st+": unresolved")
 				continue
 			}
-			base := "/paths/" + pointer(p) + "/" + m
-			if _, ok := op["operationId"].(string); !ok {
-				errs = append(errs, base+": no operationId")
-			}
-			if _, ok := op["security"]; !ok {
-				errs = append(errs, base+": security not stated")
-			}
-			resps, _ := op["responses"].(map[string]any)
-			for st := range resps {
-				res, ptr, ok := d.get(base + "/responses/" + st)
-				if !ok {
-					errs = append(errs, base+"/responses/"+st+": unresolved")
-					continue
-				}
-				content, _ := res["content"].(map[string]any)
-				for mt := range content {
-					if _, err := d.schema(ptr + "/content/" + pointer(mt) + "/schema"); err != nil {
-						errs = append(errs, err.Error())
-					}
+			content, _ := res["content"].(map[string]any)
+			for mt := range content {
+				if _, err := d.schema(ptr + "/content/" + pointer(mt) + "/schema"); err != nil {
+					errs = append(errs, err.Error())
 				}
 			}
-			errs = append(errs, d.pathParams(p, base)...)
 		}
+		errs = append(errs, d.pathParams(o.path, base)...)
 	}
 	sort.Strings(errs)
 	return errs
@@ -382,24 +391,16 @@ type docOperation struct {
 
 func (d *apiDoc) operations() []docOperation {
 	var out []docOperation
-	paths, _ := d.raw["paths"].(map[string]any)
-	for p, item := range paths {
-		ops, _ := item.(map[string]any)
-		for _, m := range httpMethods {
-			op, ok := ops[m].(map[string]any)
-			if !ok {
-				continue
+	for do := range d.ops() {
+		o := docOperation{method: strings.ToUpper(do.method), template: do.path, schemes: map[string]bool{}}
+		_, o.socket = do.op["x-frames"]
+		sec, _ := do.op["security"].([]any)
+		for _, req := range sec {
+			for name := range req.(map[string]any) {
+				o.schemes[name] = true
 			}
-			o := docOperation{method: strings.ToUpper(m), template: p, schemes: map[string]bool{}}
-			_, o.socket = op["x-frames"]
-			sec, _ := op["security"].([]any)
-			for _, req := range sec {
-				for name := range req.(map[string]any) {
-					o.schemes[name] = true
-				}
-			}
-			out = append(out, o)
 		}
+		out = append(out, o)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].template+out[i].method < out[j].template+out[j].method })
 	return out

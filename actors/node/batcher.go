@@ -130,10 +130,14 @@ func (b *batcher) takeLocked(rb *roomBatch) []*joinWait {
 // armLocked starts the window timer of rb, which ends a window after its
 // last batch left. b.mu must be held.
 func (b *batcher) armLocked(id string, rb *roomBatch) {
-	if rb.armed || b.window <= 0 {
-		if b.window <= 0 && b.rooms[id] == rb {
+	if b.window <= 0 {
+		// No window to wait for: nothing left to keep.
+		if b.rooms[id] == rb {
 			delete(b.rooms, id)
 		}
+		return
+	}
+	if rb.armed {
 		return
 	}
 	rb.armed = true

@@ -2,13 +2,8 @@ package node
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/aditus-queue/aditus-queue/actors/room"
-	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 )
 
 // BenchmarkGrainBatch measures the room grain alone: batches of 100
@@ -17,26 +12,9 @@ import (
 // file log has appended and fsynced before it is handed out. numbers/s is
 // the figure; one op is one batch.
 func BenchmarkGrainBatch(b *testing.B) {
-	l, err := filelog.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		n.Kill()
-		_ = l.Close()
-	})
+	n, cr := benchRoom(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "bench", Name: "Load test", TargetURL: "https://shop.example.com/",
-		RatePerMinute: 100_000, Active: true}, "admin")
-	if err != nil {
-		b.Fatal(err)
-	}
 	id := cr.View.ID
 	const size = 100
 	req := JoinBatchRequest{Count: size, Known: true, Epoch: cr.View.Epoch, Version: cr.View.Version}

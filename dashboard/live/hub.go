@@ -21,6 +21,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
+	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
 // Config wires a Hub.
@@ -304,12 +305,12 @@ func (f *feed) pull() {
 		var pm *websocket.PreparedMessage
 		if primed {
 			if delta == nil {
-				delta = prepare(frameOf(r, fresh, now))
+				delta = ws.Prepare(frameOf(r, fresh, now))
 			}
 			pm = delta
 		} else {
 			if full == nil {
-				full = prepare(frameOf(r, f.history, now))
+				full = ws.Prepare(frameOf(r, f.history, now))
 			}
 			pm = full
 			f.conns[s] = true

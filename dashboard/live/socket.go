@@ -1,7 +1,6 @@
 package live
 
 import (
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -60,17 +59,4 @@ func (s *socket) close(code int, reason string) {
 		}
 		_ = s.conn.Close()
 	})
-}
-
-// prepare encodes f once for every socket; nil if it cannot be encoded.
-func prepare(f Frame) *websocket.PreparedMessage {
-	b, err := json.Marshal(f)
-	if err != nil {
-		return nil
-	}
-	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, b)
-	if err != nil {
-		return nil
-	}
-	return pm
 }

@@ -302,7 +302,14 @@ func (h *Hub) reader(cl *client, rh *roomHub) {
 }
 
 func (h *Hub) prepare(r *node.Room) *websocket.PreparedMessage {
-	b, err := json.Marshal(FrameOf(r.View, h.now()))
+	return Prepare(FrameOf(r.View, h.now()))
+}
+
+// Prepare encodes frame v as JSON once for every socket it goes to (and,
+// where compression was negotiated, compresses it once); nil if it cannot
+// be encoded.
+func Prepare(v any) *websocket.PreparedMessage {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil
 	}
