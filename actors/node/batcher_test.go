@@ -113,15 +113,36 @@ func windowedRoom(t *testing.T, slug string, window time.Duration) (*Node, strin
 	return n, id, b
 }
 
+// waitWindow waits until the batch of room id is back and its window runs:
+// a join that came while the batch was on its way would be sent right
+// after it, without waiting for the window.
+func waitWindow(t *testing.T, b *batcher, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		b.mu.Lock()
+		rb := b.rooms[id]
+		ok := rb != nil && rb.armed && !rb.sending
+		b.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the window after the first batch never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // A quiet room's join does not wait for company: it is sent at once, and
 // the next one within the window waits for the window's end.
 func TestQuietRoomsJoinGoesAtOnce(t *testing.T) {
-	n, id, _ := windowedRoom(t, "quiet", time.Hour)
+	n, id, b := windowedRoom(t, "quiet", time.Hour)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := n.Client.Join(ctx, id); err != nil {
 		t.Fatalf("the first join of a quiet room waited for the window: %v", err)
 	}
+	waitWindow(t, b, id)
 	short, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel2()
 	if _, err := n.Client.Join(short, id); err == nil {
@@ -138,6 +159,7 @@ func TestBatchKeepsArrivalOrder(t *testing.T) {
 	if _, err := n.Client.Join(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
+	waitWindow(t, b, id)
 	const visitors = 20
 	got := make([]uint64, visitors)
 	var wg sync.WaitGroup
