@@ -24,6 +24,7 @@ type Client struct {
 	log     *slog.Logger
 	views   *Views
 	members *memberWatch
+	reach   *reachWatch
 	joins   *batcher
 }
 
@@ -35,8 +36,12 @@ var ErrUnavailable = &Error{Code: CodeUnavailable, Message: "The waiting room se
 // member that hangs without being dropped.
 const maxAttempt = 3 * time.Second
 
-// errMemberLeft ends an attempt whose member left the cluster meanwhile.
-var errMemberLeft = errors.New("member left the cluster")
+// errMemberLeft ends an attempt whose member left the cluster meanwhile;
+// errClusterLost one made while the node lost every member.
+var (
+	errMemberLeft  = errors.New("member left the cluster")
+	errClusterLost = errors.New("no cluster member reachable")
+)
 
 func (c *Client) call(ctx context.Context, identity, kind, op string, req, out any) error {
 	body, err := json.Marshal(req)
@@ -54,7 +59,13 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		if left <= 0 {
 			return ErrUnavailable
 		}
-		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt))
+		lost := c.reach.lostCh()
+		select {
+		case <-lost:
+			return ErrClusterUnavailable
+		default:
+		}
+		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt), lost)
 		if err == nil {
 			r, ok := res.(*wire.Response)
 			if !ok {
@@ -81,6 +92,9 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		if attempt == 0 || attempt%10 == 0 {
 			c.log.Debug("grain call retry", "op", op, "identity", identity, "error", err)
 		}
+		if errors.Is(err, errClusterLost) {
+			return ErrClusterUnavailable
+		}
 		if errors.Is(err, errMemberLeft) {
 			// The grain is being placed on another member: go there now.
 			continue
@@ -93,6 +107,8 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		case <-time.After(sleep):
 		case <-ctx.Done():
 			return ErrUnavailable
+		case <-lost:
+			return ErrClusterUnavailable
 		}
 		if backoff < 500*time.Millisecond {
 			backoff *= 2
@@ -103,11 +119,11 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 // attempt makes one grain request, bounded by per and ctx. protoactor's
 // request cannot be interrupted (placing a grain on a member that just died
 // waits a fixed 5 s, whatever the timeout), so it runs on its own goroutine
-// and is abandoned when per passes, ctx ends or the member it went to leaves
-// the cluster; an abandoned request ends on its own within seconds. The
+// and is abandoned when per passes, ctx ends, the member it went to leaves
+// the cluster or lost is closed (no member is reachable); an abandoned request ends on its own within seconds. The
 // timeout is passed on every call: protoactor's RequestFuture with an option
 // would change a package-wide default.
-func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.Request, per time.Duration) (any, error) {
+func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.Request, per time.Duration, lost <-chan struct{}) (any, error) {
 	type result struct {
 		res any
 		err error
@@ -119,6 +135,8 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 	// start (and no grain can be placed before it anyway).
 	select {
 	case <-c.members.known:
+	case <-lost:
+		return nil, errClusterLost
 	case <-t.C:
 		return nil, fmt.Errorf("no cluster member known within %v", per)
 	case <-ctx.Done():
@@ -137,6 +155,8 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 		return r.res, r.err
 	case <-gone:
 		return nil, errMemberLeft
+	case <-lost:
+		return nil, errClusterLost
 	case <-t.C:
 		return nil, fmt.Errorf("no answer within %v", per)
 	case <-ctx.Done():

@@ -28,6 +28,7 @@ type memberWatch struct {
 	mu sync.Mutex
 	// mu guards members, rdv and waiters.
 	members map[string]bool // addresses of the current members
+	listed  bool            // a member list has arrived
 	rdv     *cluster.Rendezvous
 	waiters map[string]map[chan struct{}]struct{} // by member address
 }
@@ -51,7 +52,7 @@ func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger, settled func()) *m
 
 func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	w.mu.Lock()
-	w.members = map[string]bool{}
+	w.members, w.listed = map[string]bool{}, true
 	for _, m := range t.Members {
 		w.members[m.Address()] = true
 	}
@@ -89,6 +90,14 @@ func (w *memberWatch) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.members)
+}
+
+// size is the number of current members, and whether a member list has
+// arrived yet.
+func (w *memberWatch) size() (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.members), w.listed
 }
 
 // isMember reports whether addr is a current member; before the first

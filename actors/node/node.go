@@ -67,6 +67,8 @@ type Node struct {
 
 	// partition fails the node when it is cut off from the majority.
 	partition *partitionWatch
+	// reach knows whether any member can be reached.
+	reach *reachWatch
 }
 
 // Start joins (or forms) the cluster.
@@ -189,7 +191,9 @@ func Start(cfg Config) (*Node, error) {
 	} else {
 		n.cluster.StartClient()
 	}
-	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
+	n.reach = newReachWatch(provider.GetHealthStatus, members.size)
+	n.reach.start()
+	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members, reach: n.reach}
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
 	n.Client.views = n.Views
 	n.Client.joins = newBatcher(n.Client)
@@ -227,6 +231,7 @@ func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
 	n.stopLoadTests()
 	n.partition.close()
+	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	done := make(chan struct{})
@@ -248,9 +253,15 @@ func (n *Node) Kill() {
 	n.stall.close()
 	n.stopLoadTests()
 	n.partition.close()
+	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	shutdownCluster(n.cluster, n.cfg.Member, false)
+	if n.cfg.Member {
+		// As a dead process would: no more health answers, on open
+		// connections either, and no more checks of the others.
+		_ = n.cluster.Config.ClusterProvider.Shutdown(false)
+	}
 	if n.health != nil {
 		_ = n.health.Close()
 	}

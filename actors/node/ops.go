@@ -69,6 +69,9 @@ const (
 	// CodeLogUnavailable: the room's log cannot be written; answered at
 	// once, not after the call timeout (joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
+	// CodeClusterUnavailable: this node reaches no member of the cluster;
+	// answered at once (reach.go).
+	CodeClusterUnavailable = "cluster_unavailable"
 )
 
 // Error is an error answered by a grain, as a value.

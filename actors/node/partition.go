@@ -135,7 +135,7 @@ func (w *partitionWatch) run() {
 		case now := <-t.C:
 			if w.health != nil {
 				select {
-				case err := <-w.askHealth():
+				case err := <-askAsync(w.health):
 					w.onHealth(err, now)
 				case <-w.stop:
 					return
@@ -146,16 +146,6 @@ func (w *partitionWatch) run() {
 			}
 		}
 	}
-}
-
-// askHealth asks the provider for its health on a goroutine of its own:
-// the provider holds the lock of its answer for a whole round of health
-// checks (up to its 2 s timeout plus one TTL), and a stop must not wait for
-// that. The goroutine ends when the provider answers.
-func (w *partitionWatch) askHealth() <-chan error {
-	ch := make(chan error, 1)
-	go func() { ch <- w.health() }()
-	return ch
 }
 
 func (w *partitionWatch) close() {

@@ -43,7 +43,7 @@ func (s *Server) handleHealthz(c echo.Context) error {
 func (s *Server) room(c echo.Context) (*node.Room, error) {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return nil, node.ErrUnavailable
+		return nil, node.Unavailable(err)
 	}
 	if !ok {
 		return nil, errNoRoom
@@ -322,7 +322,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	slug := c.Param("slug")
 	r, ok, err := s.views.BySlug(c.Request().Context(), slug)
 	if err != nil {
-		return node.ErrUnavailable
+		return node.Unavailable(err)
 	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
 	// No BaseURL: the page loads its assets and calls the API on its own
@@ -368,7 +368,7 @@ func (s *Server) handleEmbed(c echo.Context) error {
 func (s *Server) handleEnter(c echo.Context) error {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return node.ErrUnavailable
+		return node.Unavailable(err)
 	}
 	if !ok {
 		return s.handlePage(c)

@@ -170,7 +170,8 @@
     if (!S.paused) S.pausedMessage = '';
     if ('opensAt' in f) S.opensAt = parseTime(f.opensAt);
     S.drawn = f.drawn === true;
-    S.trouble = false;
+    // A stale frame: the node reaches no server of the queue for now.
+    S.trouble = f.stale === true;
     if (S.drawn && !S.position && !S.positionAsked && S.ticket) {
       S.positionAsked = true;
       refresh();
