@@ -28,6 +28,7 @@ type memberWatch struct {
 	mu sync.Mutex
 	// mu guards members, rdv and waiters.
 	members map[string]bool // addresses of the current members
+	ids     map[string]bool // identities of the current members
 	listed  bool            // a member list has arrived
 	rdv     *cluster.Rendezvous
 	waiters map[string]map[chan struct{}]struct{} // by member address
@@ -52,9 +53,10 @@ func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger, settled func()) *m
 
 func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	w.mu.Lock()
-	w.members, w.listed = map[string]bool{}, true
+	w.members, w.ids, w.listed = map[string]bool{}, map[string]bool{}, true
 	for _, m := range t.Members {
 		w.members[m.Address()] = true
+		w.ids[m.Id] = true
 	}
 	w.rdv = cluster.NewRendezvous()
 	w.rdv.UpdateMembers(t.Members)
@@ -90,6 +92,13 @@ func (w *memberWatch) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.members)
+}
+
+// memberIDs returns the identities of the current members.
+func (w *memberWatch) memberIDs() map[string]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ids
 }
 
 // size is the number of current members, and whether a member list has

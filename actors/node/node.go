@@ -69,6 +69,8 @@ type Node struct {
 	partition *partitionWatch
 	// reach knows whether any member can be reached.
 	reach *reachWatch
+	// witness heartbeats in the log, for partition (nil on fronts).
+	witness *witness
 }
 
 // Start joins (or forms) the cluster.
@@ -204,7 +206,11 @@ func Start(cfg Config) (*Node, error) {
 	n.stall = newStallWatch(limit)
 	if cfg.Member {
 		n.loadTests = keepLoadTests(n.Client)
-		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
+		if cfg.Deps.Log != nil && len(cfg.Peers) >= 3 {
+			n.witness = newWitness(cfg.Deps.Log, n.health.Addr().String(), n.system.ID, cfg.Peers, cfg.Deps.Logger, time.Now())
+			n.witness.start()
+		}
+		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail, n.witness, cfg.Deps.Logger)
 		// The lists published while the member started came before the
 		// watch subscribed.
 		n.partition.seed(members)
@@ -231,6 +237,7 @@ func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
 	n.stopLoadTests()
 	n.partition.close()
+	n.witness.close()
 	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()
@@ -253,6 +260,7 @@ func (n *Node) Kill() {
 	n.stall.close()
 	n.stopLoadTests()
 	n.partition.close()
+	n.witness.close()
 	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()
