@@ -31,10 +31,18 @@ type Client struct {
 // ErrUnavailable is returned when no member answered in time.
 var ErrUnavailable = &Error{Code: CodeUnavailable, Message: "The waiting room service is busy or restarting; try again shortly."}
 
-// maxAttempt bounds one attempt of a call. An attempt on a member that dies
-// is abandoned as soon as the member list drops it; this bound is for a
-// member that hangs without being dropped.
-const maxAttempt = 3 * time.Second
+// firstAttempt and maxAttempt bound the attempts of a call: the first
+// gets firstAttempt, each retry one more, up to maxAttempt. An attempt on a
+// member that dies is abandoned as soon as the member list drops it; these
+// bounds are for a request nobody answers without its member leaving: one
+// sent to a grain that its member is stopping because the room moved
+// elsewhere (a member joined), or to a member that hangs. A first attempt
+// that short still covers a room's activation (a replay of its log since
+// the last checkpoint); a retry of a slow one finds it activated.
+const (
+	firstAttempt = time.Second
+	maxAttempt   = 3 * time.Second
+)
 
 // errMemberLeft ends an attempt whose member left the cluster meanwhile;
 // errClusterLost one made while the node lost every member.
@@ -65,7 +73,8 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 			return ErrClusterUnavailable
 		default:
 		}
-		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt), lost)
+		per := min(left, maxAttempt, firstAttempt*time.Duration(attempt+1))
+		res, err := c.attempt(ctx, identity, kind, msg, per, lost)
 		if err == nil {
 			r, ok := res.(*wire.Response)
 			if !ok {
@@ -142,8 +151,11 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	gone, release := c.members.watch(c.target(identity, kind))
+	addr := c.target(identity, kind)
+	gone, release := c.members.watch(addr)
 	defer release()
+	moved, releaseMove := c.members.watchOwner(identity, kind, addr)
+	defer releaseMove()
 	done := make(chan result, 1)
 	go func() {
 		res, err := c.cluster.Request(identity, kind, msg, cluster.WithTimeout(per), cluster.WithRetryCount(1),
@@ -155,6 +167,10 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 		return r.res, r.err
 	case <-gone:
 		return nil, errMemberLeft
+	case <-moved:
+		// Placed again from the new member list, not the cache.
+		c.cluster.PidCache.Remove(identity, kind)
+		return nil, errMemberLeft
 	case <-lost:
 		return nil, errClusterLost
 	case <-t.C:
@@ -165,19 +181,24 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 }
 
 // target is the address of the member a request for the grain goes to: the
-// cached activation's, or the owner by the same rendezvous hash that places
-// grains. "" when no member is known.
+// owner by the same rendezvous hash that places grains, which is the cached
+// activation's member unless the member list changed since. "" when no
+// member is known.
 func (c *Client) target(identity, kind string) string {
+	owner := c.members.owner(identity, kind)
 	if pid, ok := c.cluster.PidCache.Get(identity, kind); ok && pid != nil {
-		if c.members.isMember(pid.Address) {
+		if pid.Address == owner && c.members.isMember(pid.Address) {
 			return pid.Address
 		}
 		// Cached after its member left (the cache is cleared when the
 		// member list changes, but an activation answered just before can
-		// land after that): place the grain again.
+		// land after that), or on a member that no longer owns the grain
+		// (a member joined: protoactor clears only the entries of members
+		// that left, and the old owner stops the grain, so a request sent
+		// there may never be answered): place the grain again.
 		c.cluster.PidCache.RemoveByValue(identity, kind, pid)
 	}
-	return c.members.owner(identity, kind)
+	return owner
 }
 
 // Join draws the next number of room id, in one batch with the other joins

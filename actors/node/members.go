@@ -32,6 +32,15 @@ type memberWatch struct {
 	listed  bool            // a member list has arrived
 	rdv     *cluster.Rendezvous
 	waiters map[string]map[chan struct{}]struct{} // by member address
+	// moves are attempts to abandon when their grain's owner changes.
+	moves map[chan struct{}]ownerWait
+}
+
+// ownerWait is an attempt sent to addr for a grain the rendezvous hash
+// placed there.
+type ownerWait struct {
+	id   *cluster.ClusterIdentity
+	addr string
 }
 
 // newMemberWatch subscribes to sys's member lists. settled must return
@@ -40,7 +49,7 @@ type memberWatch struct {
 // under it).
 func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger, settled func()) *memberWatch {
 	w := &memberWatch{log: log, events: sys.EventStream, members: map[string]bool{}, known: make(chan struct{}), settled: settled,
-		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}}
+		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}, moves: map[chan struct{}]ownerWait{}}
 	// The event stream calls subscribers synchronously, while the member
 	// list holds its lock: onTopology only updates maps and closes channels.
 	w.sub = sys.EventStream.Subscribe(func(ev any) {
@@ -70,6 +79,12 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	}
 	for _, m := range t.Joined {
 		joined = append(joined, m.Address())
+	}
+	for ch, o := range w.moves {
+		if w.rdv.GetByClusterIdentity(o.id) != o.addr {
+			close(ch)
+			delete(w.moves, ch)
+		}
 	}
 	n := len(w.members)
 	w.mu.Unlock()
@@ -143,6 +158,28 @@ func (w *memberWatch) watch(addr string) (<-chan struct{}, func()) {
 	return ch, func() {
 		w.mu.Lock()
 		delete(w.waiters[addr], ch)
+		w.mu.Unlock()
+	}
+}
+
+// watchOwner returns a channel that is closed when the rendezvous hash
+// places grain identity of kind on another member than addr (a member
+// joined or left), and a release to call when the caller stops waiting.
+// The member at addr stops its activation then, and a request still on
+// its way there may never be answered. Nothing is watched when addr is not
+// the grain's owner now.
+func (w *memberWatch) watchOwner(identity, kind, addr string) (<-chan struct{}, func()) {
+	id := cluster.NewClusterIdentity(identity, kind)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if addr == "" || w.rdv.GetByClusterIdentity(id) != addr {
+		return nil, func() {}
+	}
+	ch := make(chan struct{})
+	w.moves[ch] = ownerWait{id: id, addr: addr}
+	return ch, func() {
+		w.mu.Lock()
+		delete(w.moves, ch)
 		w.mu.Unlock()
 	}
 }

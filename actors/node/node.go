@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -71,6 +72,8 @@ type Node struct {
 	reach *reachWatch
 	// witness heartbeats in the log, for partition (nil on fronts).
 	witness *witness
+	// leaving makes the health endpoint answer 503 (handover.go).
+	leaving atomic.Bool
 }
 
 // Start joins (or forms) the cluster.
@@ -176,7 +179,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	e.GET("/_health", func(c echo3.Context) error {
 		host, p, err := n.system.GetHostPort()
-		if err != nil {
+		if err != nil || n.leaving.Load() {
 			return c.NoContent(http.StatusServiceUnavailable)
 		}
 		return c.JSON(http.StatusOK, automanaged.NewNode(cfg.Name, n.system.ID, host, p, healthPort, kindNames))
@@ -232,12 +235,14 @@ func (n *Node) FailedErr() error {
 	}
 }
 
-// Stop leaves the cluster: grains write their final checkpoints first.
+// Stop leaves the cluster: the others take the member's rooms over first
+// (handover.go), then grains write their final checkpoints.
 func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
 	n.stopLoadTests()
 	n.partition.close()
 	n.witness.close()
+	n.leave(ctx)
 	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()

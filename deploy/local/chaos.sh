@@ -7,7 +7,10 @@
 # answered twice, an admission token granted stops verifying or its ticket
 # stops getting a token, or a status poll fails outside the fail-over
 # windows; it prints the joins lost per kill and the latency outside the
-# windows. The test is TestChaosSoak in deploy/local/clustertest.
+# windows. The test is TestChaosSoak in deploy/local/clustertest. Then
+# TestRollUnderLoad restarts every member gracefully, one after the other,
+# under 2,000 joins/s through the front (AQ_ROLL_JOIN_RATE): every join must
+# be answered 200, no number twice; it prints the longest pause of a room.
 #
 #   deploy/local/chaos.sh
 #   AQ_CHAOS_SECONDS=20 deploy/local/chaos.sh     shorter (one kill per 10 s)
@@ -45,10 +48,11 @@ if [[ -z ${AQ_KAFKA_BROKERS:-} ]]; then
 	export AQ_KAFKA_BROKERS=127.0.0.1:$AQ_KAFKA_PORT
 fi
 
-# Bounded: the run, a minute to start and check, and the test's own timeout.
-limit=$((seconds + 240))
+# Bounded: the run, a minute to start and check, the roll (about 30 s) and
+# the test's own timeout.
+limit=$((seconds + 360))
 AQ_CHAOS_SOAK=1 AQ_CHAOS_SECONDS=$seconds setsid go test -count=1 -v -timeout "${limit}s" \
-	-run '^TestChaosSoak$' ./deploy/local/clustertest >"${TMPDIR:-/tmp}/aq-chaos.$$.log" 2>&1 &
+	-run '^(TestChaosSoak|TestRollUnderLoad)$' ./deploy/local/clustertest >"${TMPDIR:-/tmp}/aq-chaos.$$.log" 2>&1 &
 pgid=$!
 rc=0
 wait "$pgid" || rc=$?
@@ -59,5 +63,5 @@ if ((rc != 0)); then
 	echo "chaos.sh: the soak failed" >&2
 	exit "$rc"
 fi
-grep -E 'chaos_test.go|^(--- |ok|PASS)' "$log" | sed -E 's/^ +chaos_test.go:[0-9]+: /  /'
+grep -E '(chaos|roll)_test.go|^(--- |ok|PASS)' "$log" | sed -E 's/^ +(chaos|roll)_test.go:[0-9]+: /  /'
 rm -f "$log"
