@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster.sh start|stop|status — a cluster of aditus-queue on this machine:
+# cluster.sh start|stop|status|restart NAME|roll — a cluster of aditus-queue on this machine:
 # three members and one front node on 127.0.0.1, sharing the Kafka broker that
 # deploy/local/kafka.sh runs (started here when it is not running).
 #
@@ -16,6 +16,13 @@
 # waits (rooms write their final checkpoints); it also stops the broker when
 # start started it. status prints the same lines, with "stopped" for nodes that
 # are not running, and exits 1 unless all are running.
+#
+# restart NAME (member1..3 or front) rebuilds the binary, stops the node
+# gracefully (SIGTERM: a member hands its rooms over first) unless it is
+# not running (killed, say), starts it again on its ports and waits for its
+# healthz; it prints the node's line. roll restarts member1, member2 and
+# member3 in turn, each once the one before answers healthz and the others
+# have taken it in: a graceful roll loses no join.
 #
 # Ports, with P = AQ_CLUSTER_PORT (default 8100):
 #   HTTP            front P, members P+1..P+3
@@ -133,11 +140,7 @@ kafka() {
 }
 
 start() {
-	command -v go >/dev/null || die "go not found (Go 1.26 is needed to build the binary)"
-	command -v curl >/dev/null || die "curl not found (apt-get install curl)"
-	mkdir -p "$DIR/bin"
-	(cd "$root" && go build -o "$BIN.tmp" .) || die "go build failed"
-	mv "$BIN.tmp" "$BIN"
+	build
 	secrets
 	kafka
 	local n started=()
@@ -182,21 +185,88 @@ stop() {
 	done
 	local entry deadline=$((SECONDS + 30))
 	for entry in "${pids[@]}"; do
-		n=${entry%%:*} p=${entry#*:}
-		while kill -0 "$p" 2>/dev/null; do
-			if ((SECONDS >= deadline)); then
-				echo "cluster.sh: $n (pid $p) ignored SIGTERM for 30s; killing it" >&2
-				kill -KILL "$p" 2>/dev/null || true
-			fi
-			sleep 0.1
-		done
-		rm -f "$DIR/$n.pid"
-		echo "cluster.sh: stopped $n (pid $p)"
+		waitExit "${entry%%:*}" "${entry#*:}" "$deadline"
 	done
 	if [[ -f $DIR/kafka.started ]]; then
 		AQ_KAFKA_PORT=$KPORT "$here/kafka.sh" stop 8>&-
 		rm -f "$DIR/kafka.started"
 	fi
+}
+
+# waitExit waits for node $1 (pid $2), sent SIGTERM, to exit; SIGKILL once
+# SECONDS reaches $3.
+waitExit() {
+	local n=$1 p=$2 deadline=$3
+	while kill -0 "$p" 2>/dev/null; do
+		if ((SECONDS >= deadline)); then
+			echo "cluster.sh: $n (pid $p) ignored SIGTERM for 30s; killing it" >&2
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+		sleep 0.1
+	done
+	rm -f "$DIR/$n.pid"
+	echo "cluster.sh: stopped $n (pid $p)"
+}
+
+# stopNode stops node $1 gracefully, if it runs.
+stopNode() {
+	local n=$1 p
+	if ! p=$(pid "$n"); then
+		rm -f "$DIR/$n.pid"
+		return 0
+	fi
+	kill -TERM "$p"
+	waitExit "$n" "$p" $((SECONDS + 30))
+}
+
+# waitHealthy waits for node $1's healthz, failing if it exits.
+waitHealthy() {
+	local n=$1 deadline=$((SECONDS + START_TIMEOUT))
+	until healthy "$n"; do
+		if ! pid "$n" >/dev/null; then
+			echo "cluster.sh: $n exited during start; last lines of $DIR/$n.log:" >&2
+			tail -n 20 "$DIR/$n.log" >&2 || true
+			exit 1
+		fi
+		((SECONDS < deadline)) || die "$n did not answer /queue/healthz within ${START_TIMEOUT}s (log in $DIR/$n.log)"
+		sleep 0.2
+	done
+}
+
+build() {
+	command -v go >/dev/null || die "go not found (Go 1.26 is needed to build the binary)"
+	command -v curl >/dev/null || die "curl not found (apt-get install curl)"
+	mkdir -p "$DIR/bin"
+	(cd "$root" && go build -o "$BIN.tmp" .) || die "go build failed"
+	mv "$BIN.tmp" "$BIN"
+}
+
+restartNode() {
+	local n=$1
+	stopNode "$n"
+	launch "$n"
+	waitHealthy "$n"
+	echo "$(role "$n") $(url "$n") $(pid "$n")"
+}
+
+restart() {
+	local n=${1:-}
+	[[ " ${NODES[*]} " == *" $n "* ]] || die "restart: name one of ${NODES[*]}"
+	[[ -s $DIR/master.key ]] || die "restart: no cluster in $DIR (start it first)"
+	build
+	restartNode "$n"
+}
+
+roll() {
+	[[ -s $DIR/master.key ]] || die "roll: no cluster in $DIR (start it first)"
+	build
+	local n
+	for n in member1 member2 member3; do
+		restartNode "$n"
+		# The others and the front take it in within a round of health
+		# checks (one second) before the next member leaves.
+		sleep 2
+	done
 }
 
 status() {
@@ -224,8 +294,10 @@ case ${1:-} in
 start) locked start ;;
 stop) locked stop ;;
 status) status ;;
+restart) locked restart "${2:-}" ;;
+roll) locked roll ;;
 *)
-	echo "usage: $0 start|stop|status" >&2
+	echo "usage: $0 start|stop|status|restart NAME|roll" >&2
 	exit 2
 	;;
 esac
