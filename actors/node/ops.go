@@ -34,7 +34,6 @@ const (
 	opCodeChange  = "code-change"
 	opCodeRemove  = "code-remove"
 	opAudit       = "audit"
-	opJoin        = "join"
 	opToken       = "token"
 	opRedeem      = "redeem"
 	opSync        = "sync"

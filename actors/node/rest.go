@@ -71,5 +71,5 @@ func (g *roomGrain) wake() {
 // busy reports whether anything is in flight or waiting.
 func (g *roomGrain) busy() bool {
 	return g.writing || len(g.queue) > 0 || g.snapshotting || g.reserving || g.abandoning ||
-		len(g.waiters) > 0 || len(g.desk.waiting) > 0
+		len(g.desk.waiting) > 0
 }

@@ -81,11 +81,6 @@ type task struct {
 	kind   string
 }
 
-type joinWaiter struct {
-	ctx actor.Context
-	pid *actor.PID
-}
-
 type subscriber struct {
 	pid     *actor.PID
 	expires time.Time
@@ -109,8 +104,6 @@ type roomGrain struct {
 	writing   bool
 	queue     []*task
 	reserving bool
-	waiters   []*actor.PID
-	waiterCtx []actor.Context
 
 	blocks blockSizer
 
@@ -119,9 +112,8 @@ type roomGrain struct {
 	sinceSnap    int
 	snapshotting bool
 
-	subs    map[string]*subscriber
-	dirty   bool
-	pubView []byte
+	subs  map[string]*subscriber
+	dirty bool
 
 	// presence is when each waiting number was last seen, for abandon
 	// detection; it is not in the log and starts afresh on activation.
@@ -287,8 +279,6 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	}
 	now := g.now().UnixNano()
 	switch req.Op {
-	case opJoin:
-		g.join(ctx)
 	case opJoinBatch:
 		g.joinBatch(ctx, req)
 	case opToken:
@@ -513,38 +503,6 @@ func (g *roomGrain) adminTask(op string, r *AdminRequest, reply func(*wire.Respo
 	return nil
 }
 
-// join hands out a number from the current block, or waits for the next
-// block when this one is used up.
-func (g *roomGrain) join(ctx actor.Context) {
-	n, err := g.st.Join(g.now().UnixNano())
-	switch err {
-	case nil:
-		g.joined(n, func(r *wire.Response) { ctx.Respond(r) })
-	case room.ErrNeedBlock:
-		if len(g.waiters) >= maxWaiters {
-			ctx.Respond(errResponse(persistence.ErrUnavailable))
-			return
-		}
-		g.waiters = append(g.waiters, ctx.Sender())
-		g.reserve()
-	default:
-		ctx.Respond(errResponse(err))
-	}
-}
-
-func (g *roomGrain) joined(n uint64, reply func(*wire.Response)) {
-	g.blocks.issued(1)
-	g.dirty = true
-	g.seen([]uint64{n}, g.now().UnixNano())
-	if g.deps.Metrics != nil {
-		g.deps.Metrics.Joins.Inc()
-	}
-	reply(okResponse(JoinResult{Number: n, Ticket: room.SignTicket(g.ticketKey, g.id, n), View: g.st.View}))
-	if g.st.Reserved-g.st.Issued < g.blocks.low() {
-		g.reserve()
-	}
-}
-
 func (g *roomGrain) blockSize() uint64 {
 	return g.blocks.size(g.now(), g.desk.pending)
 }
@@ -565,33 +523,6 @@ func (g *roomGrain) reserve() {
 		return g.st.DecideReserve(base+size, now), nil
 	}, done: func(err error) {
 		g.reserving = false
-		waiters := g.waiters
-		g.waiters = nil
-		for _, w := range waiters {
-			w := w
-			reply := func(r *wire.Response) {
-				if w != nil {
-					g.sys.Root.Send(w, r)
-				}
-			}
-			if err != nil {
-				reply(errResponse(err))
-				continue
-			}
-			n, jerr := g.st.Join(g.now().UnixNano())
-			if jerr == room.ErrNeedBlock {
-				g.waiters = append(g.waiters, w)
-				continue
-			}
-			if jerr != nil {
-				reply(errResponse(jerr))
-				continue
-			}
-			g.joined(n, reply)
-		}
-		if len(g.waiters) > 0 {
-			g.reserve()
-		}
 		g.grantBatches(err)
 	}}
 	// Reservations go first: joins wait on them.
@@ -679,12 +610,6 @@ func (g *roomGrain) supersede() {
 		t.done(ErrSuperseded)
 	}
 	g.queue = nil
-	for _, w := range g.waiters {
-		if w != nil {
-			g.sys.Root.Send(w, errResponse(ErrSuperseded))
-		}
-	}
-	g.waiters = nil
 	g.poll.stop()
 	g.failBatches(ErrSuperseded)
 	g.sys.Root.Poison(g.self)
