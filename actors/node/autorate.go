@@ -171,22 +171,22 @@ func (g *roomGrain) onHealthDone(m *healthDone) {
 }
 
 // startHealthTest runs the operator's test call of the configured URL.
-func (g *roomGrain) startHealthTest(ctx actor.Context, r *AdminRequest) {
+func (g *roomGrain) startHealthTest(c *opCall, r *AdminRequest) {
 	url := g.st.Config.AutoRate.HealthURL
 	if !g.st.Live() {
-		g.respond(ctx, errResponse(room.ErrNotFound))
+		c.respond(errResponse(room.ErrNotFound))
 		return
 	}
 	if url == "" {
-		g.respond(ctx, errResponse(&room.FieldError{Field: "autoRate.healthUrl", Message: "is not set: configure the health URL first"}))
+		c.respond(errResponse(&room.FieldError{Field: "autoRate.healthUrl", Message: "is not set: configure the health URL first"}))
 		return
 	}
 	if g.deps.Health == nil {
-		g.respond(ctx, errResponse(&Error{Code: CodeUnavailable, Message: "Health checks are not available on this node."}))
+		c.respond(errResponse(&Error{Code: CodeUnavailable, Message: "Health checks are not available on this node."}))
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), healthTestTimeout)
-	g.fetchHealth(c, cancel, &healthDone{url: url, test: &healthTest{sender: ctx.Sender(), actor: r.Actor}})
+	fctx, cancel := context.WithTimeout(context.Background(), healthTestTimeout)
+	g.fetchHealth(fctx, cancel, &healthDone{url: url, test: &healthTest{sender: c.ctx.Sender(), actor: r.Actor}})
 }
 
 // answerHealthTest answers a test call; a passing test is recorded first,

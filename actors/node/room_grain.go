@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -260,12 +259,10 @@ func (g *roomGrain) startTicker() {
 	}()
 }
 
-func (g *roomGrain) respond(ctx actor.Context, r *wire.Response) { ctx.Respond(r) }
-
 func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	g.wake()
 	if g.stopped {
-		g.respond(ctx, errResponse(ErrSuperseded))
+		ctx.Respond(errResponse(ErrSuperseded))
 		return
 	}
 	if !g.ready {
@@ -273,234 +270,11 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			g.activate()
 		}
 		if !g.ready {
-			g.respond(ctx, errResponse(persistence.ErrUnavailable))
+			ctx.Respond(errResponse(persistence.ErrUnavailable))
 			return
 		}
 	}
-	now := g.now().UnixNano()
-	switch req.Op {
-	case opJoinBatch:
-		g.joinBatch(ctx, req)
-	case opToken:
-		var r TokenRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		g.respond(ctx, g.tokenFor(r.Number, now))
-	case opStats:
-		var r StatsRequest
-		if decode(ctx, req, &r) {
-			g.answerStats(ctx, r)
-		}
-	case opSync:
-		var r SyncRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		pid := actor.NewPID(r.Address, r.ID)
-		g.subs[pid.String()] = &subscriber{pid: pid, expires: g.now().Add(subscriberTTL)}
-		g.seen(r.Seen, now)
-		g.respond(ctx, okResponse(g.st.View))
-	case opGet:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		g.respond(ctx, okResponse(g.st.View))
-	case opAuthKey:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		g.respond(ctx, okResponse(r.Actor))
-	case opKeyList, opCodeList, opAudit:
-		var r AdminRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		if len(r.KeyHash) > 0 {
-			// Only the operator lists keys, codes and the audit trail.
-			g.respond(ctx, &wire.Response{Code: CodeForbidden, Message: "not allowed with an API key"})
-			return
-		}
-		switch req.Op {
-		case opKeyList:
-			g.respond(ctx, okResponse(g.keyInfos()))
-		case opCodeList:
-			g.respond(ctx, okResponse(g.codeInfos()))
-		default:
-			g.respond(ctx, okResponse(g.st.Audit))
-		}
-	case opHealthCheck, opRateLog:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		if req.Op == opRateLog {
-			g.respond(ctx, okResponse(g.rateLog()))
-		} else {
-			g.startHealthTest(ctx, &r)
-		}
-	default:
-		g.handleWrite(ctx, req, now)
-	}
-}
-
-func decode(ctx actor.Context, req *wire.Request, v any) bool {
-	if len(req.Body) == 0 {
-		return true
-	}
-	if err := json.Unmarshal(req.Body, v); err != nil {
-		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "malformed request body"})
-		return false
-	}
-	return true
-}
-
-// authorized checks a qak_ key's hash against the room's keys; the admin
-// token was checked by the front. It sets r.Actor for the audit trail.
-func (g *roomGrain) authorized(ctx actor.Context, r *AdminRequest) bool {
-	if len(r.KeyHash) == 0 {
-		return true
-	}
-	k, ok := g.st.KeyByHash(r.KeyHash)
-	if !ok || !g.st.Live() {
-		g.respond(ctx, &wire.Response{Code: CodeUnauthorized, Message: "unknown API key"})
-		return false
-	}
-	r.Actor = "key:" + k.Name
-	return true
-}
-
-// handleWrite queues an administrative change.
-func (g *roomGrain) handleWrite(ctx actor.Context, req *wire.Request, now int64) {
-	sender := ctx.Sender()
-	reply := func(r *wire.Response) {
-		if sender != nil {
-			g.sys.Root.Send(sender, r)
-		}
-	}
-	var t *task
-	switch req.Op {
-	case opCreate:
-		var r CreateRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		secret, tk := newSecret(), randomBytes(32)
-		secretSealed := g.deps.Sealer.Seal([]byte(secret), []byte("room:"+g.id+":secret"))
-		tkSealed := g.deps.Sealer.Seal(tk, []byte("room:"+g.id+":ticket"))
-		t = &task{kind: "create", decide: func(now int64) ([]room.Event, error) {
-			return g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor)
-		}, done: func(err error) {
-			if err != nil {
-				reply(errResponse(err))
-				return
-			}
-			g.secret, g.ticketKey = []byte(secret), tk
-			reply(okResponse(CreateResult{View: g.st.View, Secret: secret}))
-		}}
-	case opConfigure, opDelete, opRotate, opKeyAdd, opKeyRemove, opCodeAdd, opCodeChange, opCodeRemove:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		t = g.adminTask(req.Op, &r, reply)
-		if t == nil {
-			reply(&wire.Response{Code: CodeForbidden, Message: "not allowed with an API key"})
-			return
-		}
-	case opRedeem:
-		var r RedeemRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		h := g.deps.Hash(r.Code)
-		t = &task{kind: "redeem", decide: func(now int64) ([]room.Event, error) {
-			evs, _, err := g.st.DecideRedeem(h, now)
-			return evs, err
-		}, done: func(err error) {
-			if err != nil {
-				reply(errResponse(err))
-				return
-			}
-			reply(g.mint(0, true, g.now()))
-		}}
-	default:
-		g.respond(ctx, &wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
-		return
-	}
-	g.queue = append(g.queue, t)
-	g.pump()
-}
-
-// adminTask builds the task for an administrative change. Keys may only
-// configure their room.
-func (g *roomGrain) adminTask(op string, r *AdminRequest, reply func(*wire.Response)) *task {
-	byKey := len(r.KeyHash) > 0
-	if byKey && op != opConfigure {
-		return nil
-	}
-	simple := func(decide func(now int64) ([]room.Event, error), result func() any) *task {
-		return &task{kind: op, decide: decide, done: func(err error) {
-			if err != nil {
-				reply(errResponse(err))
-				return
-			}
-			reply(okResponse(result()))
-		}}
-	}
-	view := func() any { return g.st.View }
-	switch op {
-	case opConfigure:
-		if r.Config == nil {
-			return simple(func(int64) ([]room.Event, error) {
-				return nil, &room.FieldError{Field: "body", Message: "the site configuration is required"}
-			}, view)
-		}
-		cfg := *r.Config
-		key := randomBytes(16)
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideConfigure(cfg, now, r.Actor, key) }, view)
-	case opDelete:
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideDelete(now, r.Actor) }, view)
-	case opRotate:
-		secret := newSecret()
-		sealed := g.deps.Sealer.Seal([]byte(secret), []byte("room:"+g.id+":secret"))
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideRotateSecret(sealed, now, r.Actor) },
-			func() any {
-				g.secret = []byte(secret)
-				return map[string]string{"secret": secret}
-			})
-	case opKeyAdd:
-		id, key := "k"+randomID(6), "qak_"+g.id+"_"+base64.RawURLEncoding.EncodeToString(randomBytes(24))
-		h := g.deps.Hash(key)
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideAddKey(id, r.Name, h, now, r.Actor) },
-			func() any {
-				k := g.st.Keys[id]
-				return KeyInfo{ID: id, Name: k.Name, Key: key, CreatedAt: time.Unix(0, k.CreatedAt).UTC()}
-			})
-	case opKeyRemove:
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideRemoveKey(r.ID, now, r.Actor) },
-			func() any { return map[string]string{"id": r.ID} })
-	case opCodeAdd:
-		id, code := "c"+randomID(6), newCode()
-		h := g.deps.Hash(code)
-		return simple(func(now int64) ([]room.Event, error) {
-			return g.st.DecideAddCode(room.CodeAdded{ID: id, Label: r.Label, Hash: h, UsageLimit: r.Limit, ExpiresAt: r.Expires}, now, r.Actor)
-		}, func() any {
-			ci := codeInfo(g.st.Codes[id])
-			ci.Code = code
-			return ci
-		})
-	case opCodeChange:
-		return simple(func(now int64) ([]room.Event, error) {
-			return g.st.DecideChangeCode(r.ID, r.Disable, now, r.Actor)
-		}, func() any { return codeInfo(g.st.Codes[r.ID]) })
-	case opCodeRemove:
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideRemoveCode(r.ID, now, r.Actor) },
-			func() any { return map[string]string{"id": r.ID} })
-	}
-	return nil
+	g.dispatch(ctx, req)
 }
 
 func (g *roomGrain) blockSize() uint64 {
