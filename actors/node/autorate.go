@@ -157,7 +157,7 @@ func (g *roomGrain) onHealthDone(m *healthDone) {
 	// Queued even when it will write nothing: the write's read-back also
 	// tells a superseded activation to stop, so two members never poll one
 	// room for longer than one interval.
-	g.queue = append(g.queue, &task{kind: "auto-rate", decide: func(now int64) ([]room.Event, error) {
+	g.writes.add(&task{kind: "auto-rate", decide: func(now int64) ([]room.Event, error) {
 		if g.st.Config.AutoRate.HealthURL != m.url {
 			return nil, nil
 		}
@@ -167,7 +167,6 @@ func (g *roomGrain) onHealthDone(m *healthDone) {
 			g.log.Warn("rate adjustment not written", "error", err)
 		}
 	}})
-	g.pump()
 }
 
 // startHealthTest runs the operator's test call of the configured URL.
@@ -210,7 +209,7 @@ func (g *roomGrain) answerHealthTest(m *healthDone) {
 		reply(okResponse(res))
 		return
 	}
-	g.queue = append(g.queue, &task{kind: "health-test", decide: func(now int64) ([]room.Event, error) {
+	t := &task{kind: "health-test", decide: func(now int64) ([]room.Event, error) {
 		return g.st.DecideHealthTested(m.url, now, m.test.actor)
 	}, done: func(err error) {
 		if err != nil {
@@ -218,8 +217,10 @@ func (g *roomGrain) answerHealthTest(m *healthDone) {
 			return
 		}
 		reply(okResponse(res))
-	}})
-	g.pump()
+	}}
+	if err := g.writes.submit(t); err != nil {
+		reply(errResponse(err))
+	}
 }
 
 // rateLog answers the adjustments, newest first.

@@ -70,6 +70,6 @@ func (g *roomGrain) wake() {
 
 // busy reports whether anything is in flight or waiting.
 func (g *roomGrain) busy() bool {
-	return g.writing || len(g.queue) > 0 || g.snapshotting || g.reserving || g.abandoning ||
+	return g.writes.busy() || g.snapshotting || g.reserving || g.abandoning ||
 		len(g.desk.waiting) > 0
 }

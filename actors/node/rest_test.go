@@ -76,11 +76,11 @@ func TestTickPeriod(t *testing.T) {
 	if got := g.tickPeriod(now); got != tickInterval {
 		t.Errorf("a quiet room with a view to publish: %v, want %v", got, tickInterval)
 	}
-	g.dirty, g.writing = false, true
+	g.dirty, g.writes.writing = false, true
 	if got := g.tickPeriod(now); got != tickInterval {
 		t.Errorf("a quiet room writing: %v, want %v", got, tickInterval)
 	}
-	g.writing = false
+	g.writes.writing = false
 	opens := now.Add(time.Second)
 	st.Config.OpensAt = &opens
 	st.Armed = &room.Arm{}

@@ -3,7 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -70,16 +70,6 @@ type (
 	snapshotDone struct{ err error }
 )
 
-// task is one queued write: decide computes its events against the state
-// as it is when the write starts (so concurrent redemptions cannot both pass
-// a usage limit), done answers the caller after the events are verified and
-// applied.
-type task struct {
-	decide func(now int64) ([]room.Event, error)
-	done   func(err error)
-	kind   string
-}
-
 type subscriber struct {
 	pid     *actor.PID
 	expires time.Time
@@ -93,15 +83,13 @@ type roomGrain struct {
 	log  *slog.Logger
 
 	st        *room.State
-	j         journal
+	writes    writePipeline
 	ready     bool
 	stopped   bool
 	lastTry   time.Time
 	secret    []byte
 	ticketKey []byte
 
-	writing   bool
-	queue     []*task
 	reserving bool
 
 	blocks blockSizer
@@ -178,18 +166,14 @@ func (g *roomGrain) now() time.Time { return g.deps.Now() }
 func (g *roomGrain) activate() {
 	g.lastTry = g.now()
 	st := room.New(g.id)
-	g.j = journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
-	err := g.j.recover(context.Background(), func(b []byte) error {
+	j := journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
+	err := j.recover(context.Background(), func(b []byte) error {
 		return json.Unmarshal(b, st)
 	}, func(off int64, data []byte) error {
-		e, err := room.DecodeEvent(data)
-		if err != nil {
-			g.log.Error("skipping undecodable event", "offset", off, "error", err)
-			return nil
-		}
-		st.Apply(off, e)
+		g.applyTo(st, off, data)
 		return nil
 	})
+	g.writes = writePipeline{j: j, now: func() int64 { return g.now().UnixNano() }, start: g.startWrite}
 	if err != nil {
 		g.log.Warn("activation failed", "error", err)
 		return
@@ -213,7 +197,7 @@ func (g *roomGrain) activate() {
 	if g.deps.Metrics != nil {
 		g.deps.Metrics.Activations.Inc()
 	}
-	g.log.Info("room activated", "epoch", g.j.epoch, "issued", st.Issued, "exists", st.Exists)
+	g.log.Info("room activated", "epoch", j.epoch, "issued", st.Issued, "exists", st.Exists)
 }
 
 func (g *roomGrain) unseal() error {
@@ -299,91 +283,50 @@ func (g *roomGrain) reserve() {
 		g.reserving = false
 		g.grantBatches(err)
 	}}
-	// Reservations go first: joins wait on them.
-	g.queue = append([]*task{t}, g.queue...)
-	g.pump()
+	g.writes.first(t)
 }
 
-// pump starts the next queued write unless one is in flight. Writes are
-// strictly one after another, so read-back covers each in order.
-func (g *roomGrain) pump() {
-	for !g.writing && len(g.queue) > 0 && !g.stopped {
-		t := g.queue[0]
-		g.queue = g.queue[1:]
-		evs, err := t.decide(g.now().UnixNano())
-		if err != nil {
-			t.done(err)
-			continue
-		}
-		data := make([][]byte, 0, len(evs))
-		for i := range evs {
-			b, err := evs[i].Encode()
-			if err != nil {
-				t.done(fmt.Errorf("encode event: %w", err))
-				data = nil
-				break
-			}
-			data = append(data, b)
-		}
-		if data == nil && len(evs) > 0 {
-			continue
-		}
-		g.writing = true
-		j, from, self, root := g.j, g.j.verified, g.self, g.sys.Root
-		go func() {
-			res := j.write(context.Background(), from, data)
-			root.Send(self, &writeDone{res: res, task: t})
-		}()
-	}
+// startWrite runs one fenced write on its own goroutine and hands the
+// outcome back to the grain as a message.
+func (g *roomGrain) startWrite(t *task, from int64, data [][]byte) {
+	j, self, root := g.writes.j, g.self, g.sys.Root
+	go func() {
+		res := j.write(context.Background(), from, data)
+		root.Send(self, &writeDone{res: res, task: t})
+	}()
 }
 
 func (g *roomGrain) onWriteDone(m *writeDone) {
-	g.writing = false
 	g.logWritten(m.res.err)
 	if m.res.err != nil {
 		g.log.Warn("write failed", "kind", m.task.kind, "error", m.res.err)
-		m.task.done(fmt.Errorf("%w: %v", ErrLogUnavailable, m.res.err))
-		g.pump()
-		return
 	}
-	if err := g.applyRecords(m.res.records); err != nil {
-		m.task.done(err)
+	n, err := g.writes.finish(m.res, m.task, func(off int64, data []byte) { g.applyTo(g.st, off, data) })
+	switch {
+	case errors.Is(err, ErrSuperseded):
 		g.supersede()
-		return
+	case err == nil:
+		g.sinceSnap += n
+		g.dirty = true
+		g.publish(true)
 	}
-	g.j.verified = m.res.last
-	g.sinceSnap += len(m.res.records)
-	g.dirty = true
-	m.task.done(nil)
-	g.publish(true)
-	g.pump()
 }
 
-// applyRecords applies what was read back after a write, stopping at a
-// newer activation's marker.
-func (g *roomGrain) applyRecords(recs []persistence.Record) error {
-	for _, r := range recs {
-		if g.j.foreignMarker(r.Offset, r.Data) {
-			return ErrSuperseded
-		}
-		e, err := room.DecodeEvent(r.Data)
-		if err != nil {
-			g.log.Error("skipping undecodable event", "offset", r.Offset, "error", err)
-			continue
-		}
-		g.st.Apply(r.Offset, e)
+// applyTo applies a record of the room's log to st.
+func (g *roomGrain) applyTo(st *room.State, offset int64, data []byte) {
+	e, err := room.DecodeEvent(data)
+	if err != nil {
+		g.log.Error("skipping undecodable event", "offset", offset, "error", err)
+		return
 	}
-	return nil
+	st.Apply(offset, e)
 }
 
 // supersede stops serving at once: a newer activation owns the room.
 func (g *roomGrain) supersede() {
-	g.log.Warn("superseded by a newer activation; stopping", "epoch", g.j.epoch)
+	g.log.Warn("superseded by a newer activation; stopping", "epoch", g.writes.j.epoch)
 	g.stopped = true
-	for _, t := range g.queue {
-		t.done(ErrSuperseded)
-	}
-	g.queue = nil
+	g.writes.stop(ErrSuperseded)
 	g.poll.stop()
 	g.failBatches(ErrSuperseded)
 	g.sys.Root.Poison(g.self)
@@ -396,19 +339,17 @@ func (g *roomGrain) onTick() {
 	now := g.now()
 	g.checkBlockWait(now)
 	g.blocks.tick(now)
-	if due, ok := g.st.OpeningDue(); ok && !now.Before(due) && !g.writing {
+	if due, ok := g.st.OpeningDue(); ok && !now.Before(due) && !g.writes.writing {
 		key := randomBytes(16)
-		g.queue = append(g.queue, &task{kind: "open", decide: func(now int64) ([]room.Event, error) {
+		g.writes.add(&task{kind: "open", decide: func(now int64) ([]room.Event, error) {
 			return g.st.DecideOpen(now, key), nil
 		}, done: func(error) {}})
-		g.pump()
 	}
-	if g.st.Live() && g.st.Issued != g.st.Checkpointed && now.Sub(g.checkpointAt) >= checkpointInterval && !g.writing {
+	if g.st.Live() && g.st.Issued != g.st.Checkpointed && now.Sub(g.checkpointAt) >= checkpointInterval && !g.writes.writing {
 		g.checkpointAt = now
-		g.queue = append(g.queue, &task{kind: "checkpoint", decide: func(now int64) ([]room.Event, error) {
+		g.writes.add(&task{kind: "checkpoint", decide: func(now int64) ([]room.Event, error) {
 			return g.st.DecideCheckpoint(now, false), nil
 		}, done: func(error) {}})
-		g.pump()
 	}
 	if now.Sub(g.abandonAt) >= abandonInterval {
 		g.abandonAt = now
@@ -460,7 +401,7 @@ func (g *roomGrain) scanAbandoned(now int64) {
 		return
 	}
 	g.abandoning = true
-	g.queue = append(g.queue, &task{kind: "abandon", decide: func(now int64) ([]room.Event, error) {
+	g.writes.add(&task{kind: "abandon", decide: func(now int64) ([]room.Event, error) {
 		evs, cursor := g.st.DecideAbandon(g.presence, now, abandonAhead)
 		if len(evs) == 0 {
 			g.presence.Examined(&g.st.View, cursor)
@@ -472,7 +413,6 @@ func (g *roomGrain) scanAbandoned(now int64) {
 			g.presence.Examined(&g.st.View, g.st.AbandonScan)
 		}
 	}})
-	g.pump()
 }
 
 func (g *roomGrain) saveSnapshot() {
@@ -482,7 +422,7 @@ func (g *roomGrain) saveSnapshot() {
 		return
 	}
 	g.snapshotting, g.sinceSnap, g.snapshotAt = true, 0, g.now()
-	l, stream, off, self, root, to := g.deps.Log, g.id, g.j.verified, g.self, g.sys.Root, g.deps.WriteTimeout
+	l, stream, off, self, root, to := g.deps.Log, g.id, g.writes.j.verified, g.self, g.sys.Root, g.deps.WriteTimeout
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*to)
 		defer cancel()

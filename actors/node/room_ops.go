@@ -106,8 +106,10 @@ func write[R any](name string, who access, h func(*roomGrain, *R, reply) *task) 
 		if !g.accept(c, who, req, &r) {
 			return
 		}
-		g.queue = append(g.queue, h(g, &r, g.replyTo(c.ctx.Sender())))
-		g.pump()
+		answer := g.replyTo(c.ctx.Sender())
+		if err := g.writes.submit(h(g, &r, answer)); err != nil {
+			answer(errResponse(err))
+		}
 	}}
 }
 
