@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -111,15 +110,10 @@ type roomGrain struct {
 	// stats samples the dashboard figures once a second.
 	stats roomStats
 
-	stopTick chan struct{}
-	// kick and period steer the ticker: a quiet room ticks slowly, a gone
-	// one rests (rest.go); lastRequest is in the grain's clock, heardAt in
-	// real time.
-	kick        chan struct{}
-	period      atomic.Int64
-	lastRequest time.Time
-	heardAt     time.Time
-	resting     bool
+	// ticker and pace steer the ticks: a quiet room ticks slowly, a gone
+	// one rests (rest.go).
+	ticker *ticker
+	pace   pace
 
 	// poll schedules the self-regulating rate's health checks.
 	poll poller
@@ -138,7 +132,7 @@ func (g *roomGrain) Receive(ctx actor.Context) {
 		g.self = ctx.Self()
 		g.sys = ctx.ActorSystem()
 		g.log = g.deps.Logger.With("room", g.id)
-		g.lastRequest, g.heardAt = g.now(), time.Now()
+		g.pace.heard(g.now(), time.Now())
 		g.activate()
 		g.startTicker()
 	case *wire.Request:
@@ -214,33 +208,6 @@ func (g *roomGrain) unseal() error {
 	}
 	g.secret, g.ticketKey = sec, tk
 	return nil
-}
-
-// startTicker sends the grain a tick every tickInterval, or every
-// quietTick while the room is quiet (rest.go); a kick brings the next tick
-// at once.
-func (g *roomGrain) startTicker() {
-	g.stopTick = make(chan struct{})
-	g.kick = make(chan struct{}, 1)
-	g.period.Store(int64(tickInterval))
-	self, root, stop, kick, period := g.self, g.sys.Root, g.stopTick, g.kick, &g.period
-	go func() {
-		t := time.NewTimer(tickInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-kick:
-				// Since Go 1.23 a stopped timer's channel holds no stale
-				// value, and Reset below starts it afresh.
-				t.Stop()
-			case <-t.C:
-			}
-			root.Send(self, &tick{})
-			t.Reset(time.Duration(period.Load()))
-		}
-	}()
 }
 
 func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
@@ -366,7 +333,7 @@ func (g *roomGrain) onTick() {
 		}
 	}
 	g.publish(false)
-	g.period.Store(int64(g.tickPeriod(now)))
+	g.ticker.setPeriod(g.tickPeriod(now))
 	g.restIfGone(now)
 }
 
@@ -453,10 +420,7 @@ func (g *roomGrain) publish(force bool) {
 // shutdown writes a final checkpoint so the next activation continues
 // without ghosts, bounded in time.
 func (g *roomGrain) shutdown() {
-	if g.stopTick != nil {
-		close(g.stopTick)
-		g.stopTick = nil
-	}
+	g.stopTicker()
 	g.poll.stop()
 	g.stats.forget(g.deps.Metrics)
 	if !g.ready || g.stopped || !g.st.Live() {
