@@ -80,6 +80,8 @@ const (
 	// CodeLogUnavailable: the room's log cannot be written; answered at
 	// once, not after the call timeout (joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
+	// CodeBusy: the room's write queue is full; answered at once.
+	CodeBusy = "busy"
 )
 
 // Error is an error answered by a grain, as a value.

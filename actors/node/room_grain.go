@@ -34,8 +34,12 @@ type Deps struct {
 	Logger *slog.Logger
 	// WriteTimeout bounds one append with its read-back.
 	WriteTimeout time.Duration
-	Metrics      *Metrics
-	LoadTests    LoadTestDeps
+	// WriteQueue bounds each room's queue of writes asked for by callers
+	// (bypass codes, changes); beyond it they are answered busy. 0 is
+	// DefaultWriteQueue.
+	WriteQueue int
+	Metrics    *Metrics
+	LoadTests  LoadTestDeps
 	// Health fetches the shops' health URLs for the self-regulating rate;
 	// nil turns polling off.
 	Health health.Fetcher
@@ -167,7 +171,7 @@ func (g *roomGrain) activate() {
 		g.applyTo(st, off, data)
 		return nil
 	})
-	g.writes = writePipeline{j: j, now: func() int64 { return g.now().UnixNano() }, start: g.startWrite}
+	g.writes = writePipeline{j: j, limit: g.deps.WriteQueue, now: func() int64 { return g.now().UnixNano() }, start: g.startWrite}
 	if err != nil {
 		g.log.Warn("activation failed", "error", err)
 		return

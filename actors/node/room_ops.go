@@ -32,7 +32,8 @@ const (
 type roomOp struct {
 	name   string
 	access access
-	// writes: the operation queues a write.
+	// writes: the operation queues a write; beyond the queue's bound it is
+	// answered busy before anything else is done.
 	writes bool
 	// admin: the request is an AdminRequest, sent with Client.Admin.
 	admin bool
@@ -123,6 +124,10 @@ func (g *roomGrain) dispatch(ctx actor.Context, req *wire.Request) {
 	o, ok := roomOps[req.Op]
 	if !ok {
 		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
+		return
+	}
+	if o.writes && g.writes.full() {
+		ctx.Respond(errResponse(ErrBusy))
 		return
 	}
 	o.serve(g, &opCall{ctx: ctx, now: g.now().UnixNano()}, req)

@@ -16,13 +16,26 @@ type task struct {
 	kind   string
 }
 
+// DefaultWriteQueue bounds a room grain's queue of writes asked for by
+// callers, unless the node is configured otherwise (Deps.WriteQueue).
+const DefaultWriteQueue = 10_000
+
+// ErrBusy is answered to a write beyond the bound of the room's write
+// queue: a flood of redemptions or changes costs the flooder, not the
+// room's memory.
+var ErrBusy = &Error{Code: CodeBusy, Message: "The waiting room has too many changes waiting to be written; try again in a moment."}
+
 // writePipeline is the room grain's queue of writes and the journal they go
 // through. Writes run strictly one after another, so each read-back covers
-// the writes before it, in order. It is used only from the grain's Receive;
+// the writes before it, in order. Writes asked for by callers are bounded
+// by limit; the grain's own (a reservation, a checkpoint, an opening, an
+// abandon scan, a rate adjustment) are never refused, and at most one of
+// each kind is queued. It is used only from the grain's Receive;
 // the write itself runs elsewhere (start) and its outcome comes back to
 // finish.
 type writePipeline struct {
 	j       journal
+	limit   int
 	queue   []*task
 	writing bool
 	// stopped is why the pipeline stopped (nil while it runs).
@@ -33,11 +46,23 @@ type writePipeline struct {
 	start func(t *task, from int64, data [][]byte)
 }
 
-// submit queues a write asked for by a caller, or returns why it cannot;
-// t is answered only when it was queued.
+// full reports whether a write asked for by a caller would be refused.
+func (p *writePipeline) full() bool {
+	limit := p.limit
+	if limit <= 0 {
+		limit = DefaultWriteQueue
+	}
+	return len(p.queue) >= limit
+}
+
+// submit queues a write asked for by a caller, or returns why it cannot
+// (ErrBusy beyond the bound); t is answered only when it was queued.
 func (p *writePipeline) submit(t *task) error {
 	if p.stopped != nil {
 		return p.stopped
+	}
+	if p.full() {
+		return ErrBusy
 	}
 	p.queue = append(p.queue, t)
 	p.pump()

@@ -172,3 +172,46 @@ func TestWritePipelineSuperseded(t *testing.T) {
 		t.Fatalf("after stop: b %q, checkpoint %q, started %v, verified %d", f.answers["b"], f.answers["checkpoint"], f.kinds(), f.p.j.verified)
 	}
 }
+
+// Beyond its bound the queue refuses callers' writes with ErrBusy, leaving
+// them unanswered by the pipeline, while the grain's own writes still go in;
+// once the queue drains callers are taken again, and every write taken is
+// answered.
+func TestWritePipelineBound(t *testing.T) {
+	f := newFakeWrites(t)
+	f.p.limit = 2
+	for _, k := range []string{"a", "b", "c"} { // a in flight, b and c queued
+		if err := f.p.submit(f.task(k, nil)); err != nil {
+			t.Fatalf("submit %s: %v", k, err)
+		}
+	}
+	if !f.p.full() {
+		t.Fatal("not full with two queued under a bound of two")
+	}
+	if err := f.p.submit(f.task("d", nil)); !errors.Is(err, ErrBusy) || f.answers["d"] != "" {
+		t.Fatalf("submit beyond the bound: %v, answered %q; want ErrBusy, unanswered", err, f.answers["d"])
+	}
+	f.p.add(f.task("checkpoint", nil))
+	f.p.first(f.task("reserve", nil))
+	for off := int64(11); len(f.started) < 5 || f.p.writing; off++ {
+		f.finish(records(off))
+	}
+	if got, want := f.kinds(), []string{"a", "reserve", "b", "c", "checkpoint"}; !slices.Equal(got, want) {
+		t.Fatalf("writes %v, want %v", got, want)
+	}
+	for _, k := range []string{"a", "b", "c", "checkpoint", "reserve"} {
+		if f.answers[k] != "ok" {
+			t.Errorf("%s answered %q, want ok", k, f.answers[k])
+		}
+	}
+	if err := f.p.submit(f.task("e", nil)); err != nil {
+		t.Fatalf("submit after the queue drained: %v", err)
+	}
+
+	// An unset bound is the default one, never none.
+	var unset writePipeline
+	unset.queue = make([]*task, DefaultWriteQueue)
+	if !unset.full() {
+		t.Fatalf("a pipeline without a bound takes more than %d writes", DefaultWriteQueue)
+	}
+}
