@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster.sh start|stop|status|restart NAME|roll — a cluster of aditus-queue on this machine:
+# cluster.sh start|stop|status|restart NAME|roll|add-front — a cluster of aditus-queue on this machine:
 # three members and one front node on 127.0.0.1, sharing the Kafka broker that
 # deploy/local/kafka.sh runs (started here when it is not running).
 #
@@ -22,7 +22,10 @@
 # not running (killed, say), starts it again on its ports and waits for its
 # healthz; it prints the node's line. roll restarts member1, member2 and
 # member3 in turn, each once the one before answers healthz and the others
-# have taken it in: a graceful roll loses no join.
+# have taken it in: a graceful roll loses no join. add-front starts one
+# more front node (front2 … front7, HTTP on P+4 … P+9, cluster remote
+# P+14 … P+19), say while a load test runs; it prints its line, and status,
+# stop and start include it from then on.
 #
 # Ports, with P = AQ_CLUSTER_PORT (default 8100):
 #   HTTP            front P, members P+1..P+3
@@ -50,6 +53,11 @@ KPORT=${AQ_KAFKA_PORT:-9092}
 START_TIMEOUT=${AQ_CLUSTER_START_TIMEOUT:-60}
 BIN=$DIR/bin/aditus-queue
 NODES=(member1 member2 member3 front)
+# Fronts added with add-front (front2 … front7), one name a line.
+if [[ -s $DIR/fronts ]]; then
+	mapfile -t extra <"$DIR/fronts"
+	NODES+=("${extra[@]}")
+fi
 PEERS=127.0.0.1:$((P + 21)),127.0.0.1:$((P + 22)),127.0.0.1:$((P + 23))
 
 die() {
@@ -57,15 +65,17 @@ die() {
 	exit 1
 }
 
-# index prints the node's number: 0 for the front, 1..3 for members.
+# index prints the node's number: 0 for the front, 1..3 for members, 4..9
+# for the fronts added (front2..front7).
 index() {
 	case $1 in
 	front) echo 0 ;;
+	front*) echo $((${1#front} + 2)) ;;
 	member*) echo "${1#member}" ;;
 	esac
 }
 
-role() { [[ $1 == front ]] && echo front || echo member; }
+role() { [[ $1 == front* ]] && echo front || echo member; }
 url() { echo "http://127.0.0.1:$((P + $(index "$1")))"; }
 
 # pid prints the node's pid when its pid file names a live aditus-queue
@@ -116,13 +126,13 @@ launch() {
 	local args=(serve --addr "127.0.0.1:$((P + i))" --public-url "$(url "$n")" --data-dir "$DIR/$n"
 		--log kafka --kafka-brokers "127.0.0.1:$KPORT"
 		--cluster-host 127.0.0.1 --cluster-port $((P + 10 + i)) --peers "$PEERS")
-	if [[ $n == front ]]; then
+	if [[ $n == front* ]]; then
 		args+=(--roles front)
 	else
 		args+=(--roles "front,actor" --cluster-health "127.0.0.1:$((P + 20 + i))")
 	fi
 	local port
-	for port in $((P + i)) $((P + 10 + i)) $([[ $n == front ]] || echo $((P + 20 + i))); do
+	for port in $((P + i)) $((P + 10 + i)) $([[ $n == front* ]] || echo $((P + 20 + i))); do
 		answers "$port" && die "127.0.0.1:$port (for $n) is already taken by another process"
 	done
 	mkdir -p "$DIR/$n"
@@ -174,8 +184,10 @@ start() {
 }
 
 stop() {
-	local n p pids=()
-	for n in front member3 member2 member1; do
+	local n p k pids=()
+	# Fronts first, members last.
+	for ((k = ${#NODES[@]} - 1; k >= 0; k--)); do
+		n=${NODES[k]}
 		if p=$(pid "$n"); then
 			kill -TERM "$p"
 			pids+=("$n:$p")
@@ -269,6 +281,30 @@ roll() {
 	done
 }
 
+# addFront starts one more front node (front2 … front7) while the cluster
+# runs, and remembers it for status, stop and start.
+addFront() {
+	[[ -s $DIR/master.key && -x $BIN ]] || die "add-front: no cluster in $DIR (start it first)"
+	local k n=
+	for k in 2 3 4 5 6 7; do
+		if [[ " ${NODES[*]} " != *" front$k "* ]]; then
+			n=front$k
+			break
+		fi
+	done
+	[[ -n $n ]] || die "add-front: front2 … front7 are all there"
+	if [[ -z ${AQ_ADMIN_TOKEN:-} ]]; then
+		mkdir -p "$DIR/$n"
+		chmod 700 "$DIR/$n"
+		cp "$DIR/member1/admin-token.sha256" "$DIR/$n/admin-token.sha256"
+	fi
+	echo "$n" >>"$DIR/fronts"
+	NODES+=("$n")
+	launch "$n"
+	waitHealthy "$n"
+	echo "$(role "$n") $(url "$n") $(pid "$n")"
+}
+
 status() {
 	local n p all=0
 	for n in "${NODES[@]}"; do
@@ -296,8 +332,9 @@ stop) locked stop ;;
 status) status ;;
 restart) locked restart "${2:-}" ;;
 roll) locked roll ;;
+add-front) locked addFront ;;
 *)
-	echo "usage: $0 start|stop|status|restart NAME|roll" >&2
+	echo "usage: $0 start|stop|status|restart NAME|roll|add-front" >&2
 	exit 2
 	;;
 esac

@@ -47,8 +47,9 @@ func parseNodes(t *testing.T, out string) []nodeLine {
 // creates rooms and draws numbers through every node, stops and starts the
 // whole cluster, and checks that every room, number, ticket and token is
 // still there and that numbers go on above all issued. Then it kills a
-// member and starts it again with cluster.sh restart, and rolls the members
-// with cluster.sh roll while visitors join through the front: no join fails.
+// member and starts it again with cluster.sh restart, rolls the members
+// with cluster.sh roll while visitors join through the front (no join
+// fails), and adds a front with cluster.sh add-front.
 func TestClusterRestartKeepsRooms(t *testing.T) {
 	bs := brokers(t)
 	_, kport, err := net.SplitHostPort(bs[0])
@@ -205,8 +206,20 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 		}
 	}
 
+	// One more front, as under a growing load: it serves at once, and
+	// stop stops it with the others.
+	out, err = clusterSh(t, env, "add-front")
+	added := parseNodes(t, out)
+	if err != nil || len(added) != 1 || added[0].role != "front" {
+		t.Fatalf("cluster.sh add-front: %v\n%s", err, out)
+	}
+	waitSites(t, added[0].url, admin)
+	if j := join(added[0].url, "restart-1"); j.status != 200 {
+		t.Fatalf("join through the added front: %d %v", j.status, j.body)
+	}
+
 	out, err = clusterSh(t, env, "stop")
-	if err != nil {
+	if err != nil || !strings.Contains(out, "stopped front2") {
 		t.Fatalf("cluster.sh stop: %v\n%s", err, out)
 	}
 	stopped = true
