@@ -68,32 +68,16 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 			return ErrUnavailable
 		}
 		lost := c.reach.lostCh()
-		select {
-		case <-lost:
+		if isClosed(lost) {
 			return ErrClusterUnavailable
-		default:
 		}
 		per := min(left, maxAttempt, firstAttempt*time.Duration(attempt+1))
 		res, err := c.attempt(ctx, identity, kind, msg, per, lost)
 		if err == nil {
-			r, ok := res.(*wire.Response)
-			if !ok {
-				return fmt.Errorf("%s: unexpected answer %T", op, res)
+			var final bool
+			if final, err = answer(op, res, out); final {
+				return err
 			}
-			if r.Code == "" {
-				if out != nil {
-					return json.Unmarshal(r.Body, out)
-				}
-				return nil
-			}
-			e := &Error{Code: r.Code, Message: r.Message}
-			if f, m, ok := strings.Cut(r.Message, "\x00"); ok {
-				e.Field, e.Message = f, m
-			}
-			if e.Code != CodeUnavailable {
-				return e
-			}
-			err = e
 		}
 		if ctx.Err() != nil {
 			return ErrUnavailable
@@ -108,21 +92,55 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 			// The grain is being placed on another member: go there now.
 			continue
 		}
-		sleep := backoff
-		if rem := time.Until(deadline); sleep > rem {
-			sleep = rem
-		}
-		select {
-		case <-time.After(sleep):
-		case <-ctx.Done():
-			return ErrUnavailable
-		case <-lost:
-			return ErrClusterUnavailable
+		if err := pause(ctx, min(backoff, time.Until(deadline)), lost); err != nil {
+			return err
 		}
 		if backoff < 500*time.Millisecond {
 			backoff *= 2
 		}
 	}
+}
+
+// pause waits d before the next attempt; it answers for the call when ctx
+// ends or no member is reachable first.
+func pause(ctx context.Context, d time.Duration, lost <-chan struct{}) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ErrUnavailable
+	case <-lost:
+		return ErrClusterUnavailable
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// answer reads a grain's answer into out. final is false when the answer
+// is CodeUnavailable (err): the call tries again.
+func answer(op string, res, out any) (final bool, err error) {
+	r, ok := res.(*wire.Response)
+	if !ok {
+		return true, fmt.Errorf("%s: unexpected answer %T", op, res)
+	}
+	if r.Code == "" {
+		if out != nil {
+			return true, json.Unmarshal(r.Body, out)
+		}
+		return true, nil
+	}
+	e := &Error{Code: r.Code, Message: r.Message}
+	if f, m, ok := strings.Cut(r.Message, "\x00"); ok {
+		e.Field, e.Message = f, m
+	}
+	return e.Code != CodeUnavailable, e
 }
 
 // attempt makes one grain request, bounded by per and ctx. protoactor's
