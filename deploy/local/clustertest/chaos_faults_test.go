@@ -15,7 +15,8 @@ import (
 // the room's host, restarted chaosDown later on the same ports (the
 // fail-over figures come from these); the fourth kills two members of three
 // at once (the survivor must stay, the log's heartbeats tell it the others
-// are gone); the sixth stops the soak's own broker for 5 s. The graceful
+// are gone); the eleventh (or the last that fits in the load) stops the
+// soak's own broker for 5 s. The graceful
 // roll under load is TestRollUnderLoad, run by chaos.sh after the soak.
 
 // chaosRig is what the faults act on.
@@ -33,14 +34,17 @@ type chaosRig struct {
 func (r *chaosRig) run(end time.Time) []kill {
 	var kills []kill
 	next := r.start.Add(chaosEvery)
+	brokerDone := false
 	for i := 0; next.Add(chaosDown + time.Second).Before(end); i++ {
 		time.Sleep(time.Until(next))
 		var k kill
-		switch i {
-		case 3:
+		switch {
+		case i == 3:
 			k = r.killMembers(2)
-		case 5:
-			k = r.brokerOutage()
+		case !brokerDone && (i >= 10 || time.Until(end) < 16*time.Second):
+			// After ten kills of the host (the fail-over figures), or
+			// while it still fits in the load.
+			k, brokerDone = r.brokerOutage(), true
 		default:
 			k = r.killMembers(1)
 		}
