@@ -11,9 +11,10 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
 
-// The log as the cluster's witness (docs/cluster.md). A member that sees
-// fewer than a majority of the members cannot tell from the member list
-// whether the others died or it is cut off from them. The log can: every
+// The log as the cluster's witness (docs/architecture.md,
+// "Failures: who serves"). A member that sees fewer than a majority of the
+// members cannot tell from the member list whether the others died or it is
+// cut off from them. The log can: every
 // member records a heartbeat there (the latest snapshot of a stream of its
 // own, named by its place in the peer list, holding its identity), and
 // reads the others'. When the member list has stayed below the majority
