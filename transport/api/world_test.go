@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
 
@@ -100,9 +100,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func testLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
+func testLogger() *slog.Logger { return nodetest.Logger() }
 
 func (w *world) start(t *testing.T) {
 	t.Helper()
@@ -217,13 +215,7 @@ func (e *env) patchSite(id string, edit func(site map[string]any)) map[string]an
 // waitFor polls cond until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	nodetest.Eventually(t, d, what, cond)
 }
 
 func heapInUse() uint64 {
