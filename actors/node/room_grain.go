@@ -539,7 +539,12 @@ func (g *roomGrain) joined(n uint64, reply func(*wire.Response)) {
 	if g.deps.Metrics != nil {
 		g.deps.Metrics.Joins.Inc()
 	}
-	reply(okResponse(JoinResult{Number: n, Ticket: room.SignTicket(g.ticketKey, g.id, n), View: g.st.View}))
+	tk, err := room.SignTicket(g.ticketKey, g.id, n)
+	if err != nil {
+		reply(errResponse(ErrRoomUnavailable))
+		return
+	}
+	reply(okResponse(JoinResult{Number: n, Ticket: tk, View: g.st.View}))
 	if g.st.Reserved-g.st.Issued < g.blocks.low() {
 		g.reserve()
 	}

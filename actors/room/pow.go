@@ -44,22 +44,27 @@ type Challenge struct {
 }
 
 // SignChallenge encodes c for room roomID under key (SubKey(ticketKey,
-// "pow")). The expiry is kept to the second.
-func SignChallenge(key []byte, roomID string, c Challenge) string {
+// "pow")). The expiry is kept to the second. It fails only for a short key
+// (CheckKey).
+func SignChallenge(key []byte, roomID string, c Challenge) (string, error) {
+	if err := CheckKey(key); err != nil {
+		return "", err
+	}
 	var buf [challengeLen]byte
 	buf[0] = challengeVersion
 	binary.BigEndian.PutUint64(buf[1:9], uint64(c.Expires.Unix()))
 	buf[9] = byte(c.Bits)
 	copy(buf[10:26], c.ID[:])
 	copy(buf[challengePayload:], challengeMAC(key, roomID, buf[:challengePayload]))
-	return base64.RawURLEncoding.EncodeToString(buf[:])
+	return base64.RawURLEncoding.EncodeToString(buf[:]), nil
 }
 
 // ParseChallenge decodes a challenge and checks, in constant time, that it
-// was signed for room roomID. It does not check the expiry.
+// was signed for room roomID. It does not check the expiry. A short key
+// (CheckKey) refuses every challenge.
 func ParseChallenge(key []byte, roomID, s string) (Challenge, bool) {
 	var c Challenge
-	if len(s) != base64.RawURLEncoding.EncodedLen(challengeLen) {
+	if CheckKey(key) != nil || len(s) != base64.RawURLEncoding.EncodedLen(challengeLen) {
 		return c, false
 	}
 	var buf [challengeLen]byte

@@ -33,8 +33,15 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
 }
 
-// handleHealthz answers without touching the log or a grain.
+// handleHealthz answers without touching the log or a grain. A node that
+// holds rooms it cannot serve (their keys do not open here) says it is
+// degraded, and why, still with 200: it serves every other room, and
+// restarting it would not change its master key.
 func (s *Server) handleHealthz(c echo.Context) error {
+	if n := len(s.views.Unavailable()); n > 0 {
+		return c.JSON(http.StatusOK, map[string]any{"status": "degraded", "roomsUnavailable": n,
+			"reason": strconv.Itoa(n) + " room(s) not served: their keys do not open with this node's master key (--master-key must be the same on every node)"})
+	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
@@ -43,13 +50,23 @@ func (s *Server) handleHealthz(c echo.Context) error {
 func (s *Server) room(c echo.Context) (*node.Room, error) {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return nil, node.ErrUnavailable
+		return nil, unavailable(err)
 	}
 	if !ok {
 		return nil, errNoRoom
 	}
 	s.cors(c, r)
 	return r, nil
+}
+
+// unavailable is the answer when a room cannot be looked up: the room is
+// not served by this node (its keys do not open here), or the cluster did
+// not answer.
+func unavailable(err error) error {
+	if node.IsCode(err, node.CodeRoomUnavailable) {
+		return node.ErrRoomUnavailable
+	}
+	return node.ErrUnavailable
 }
 
 // cors allows the room's own shop domains, and nothing else.
@@ -322,7 +339,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	slug := c.Param("slug")
 	r, ok, err := s.views.BySlug(c.Request().Context(), slug)
 	if err != nil {
-		return node.ErrUnavailable
+		return unavailable(err)
 	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
 	// No BaseURL: the page loads its assets and calls the API on its own
@@ -368,7 +385,7 @@ func (s *Server) handleEmbed(c echo.Context) error {
 func (s *Server) handleEnter(c echo.Context) error {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return node.ErrUnavailable
+		return unavailable(err)
 	}
 	if !ok {
 		return s.handlePage(c)

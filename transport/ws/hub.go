@@ -194,6 +194,10 @@ func jsonError(c echo.Context, status int, code, msg string) error {
 func (h *Hub) handleSocket(c echo.Context) error {
 	r, ok, err := h.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
+		c.Response().Header().Set("Retry-After", "2")
+		if node.IsCode(err, node.CodeRoomUnavailable) {
+			return jsonError(c, http.StatusServiceUnavailable, node.CodeRoomUnavailable, node.ErrRoomUnavailable.Message)
+		}
 		return jsonError(c, http.StatusServiceUnavailable, node.CodeUnavailable, "The waiting room service is unavailable; try again shortly.")
 	}
 	if !ok {
