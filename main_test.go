@@ -198,7 +198,7 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 // survive: numbers continue above every number ever handed out.
 func TestKill9KeepsEverything(t *testing.T) {
 	dir := t.TempDir()
-	const admin = "kill9-admin"
+	const admin = "kill9-admin-token-long-enough"
 	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
 	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
 		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true})
@@ -345,7 +345,7 @@ func TestReadmeTour(t *testing.T) {
 	script = strings.TrimPrefix(script, "```sh")
 	script = strings.TrimSuffix(script, "```")
 	addr := freeAddr(t)
-	s := startServer(t, t.TempDir(), addr, "--admin-token", "change-me")
+	s := startServer(t, t.TempDir(), addr, "--admin-token", "change-me-to-a-long-random-token")
 	script = strings.ReplaceAll(script, "http://localhost:8080", s.base)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()

@@ -414,7 +414,7 @@ func TestProxyClusterSharesOneLine(t *testing.T) {
 	key := strings.Repeat("ab", 32)
 	health := freeAddr(t)
 	member := startProc(t, "serve", "--roles", "actor", "--addr", freeAddr(t), "--data-dir", filepath.Join(dir, "member"),
-		"--admin-token", "cluster-admin", "--master-key", key, "--cluster-health", health, "--peers", health)
+		"--admin-token", "cluster-admin-token-long-enough", "--master-key", key, "--cluster-health", health, "--peers", health)
 	src := fmt.Sprintf(`
 host "wait.test" {
   location "/" {
@@ -549,7 +549,7 @@ host "shop.test" {
 `, s.addr())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const admin = "rate-proxy-admin"
+	const admin = "rate-proxy-admin-token-long-enough"
 	paddr := freeAddr(t)
 	srv := startServer(t, filepath.Join(dir, "data"), freeAddr(t), "--admin-token", admin, "--proxy-config", cfg, "--proxy-addr", paddr)
 	st, created := srv.call("POST", "/api/admin/queue/sites", admin, map[string]any{

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,9 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
+	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/api"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
@@ -49,7 +52,14 @@ type serveConfig struct {
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
 	ProxyConfig, ProxyAddr string
+	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
+	// believed (comma-separated; empty: none, the peer is the client).
+	TrustedProxies string
 }
+
+// minAdminToken is the shortest --admin-token accepted: the token guards
+// every room, and failed guesses are only slowed, not stopped.
+const minAdminToken = 24
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
 // flag in upper snake case), and flags win.
@@ -97,6 +107,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
+	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -132,10 +143,26 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
 	}
+	if c.AdminToken != "" && len(c.AdminToken) < minAdminToken {
+		return nil, fmt.Errorf("--admin-token (or AQ_ADMIN_TOKEN) is %d characters; it must be at least %d (or leave it unset: a token is generated and printed once)",
+			len(c.AdminToken), minAdminToken)
+	}
+	if _, err := c.trusted(); err != nil {
+		return nil, err
+	}
 	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
 		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
 	}
 	return c, nil
+}
+
+// trusted parses --trusted-proxies.
+func (c *serveConfig) trusted() ([]netip.Prefix, error) {
+	p, err := clientaddr.ParsePrefixes(strings.Split(c.TrustedProxies, ","))
+	if err != nil {
+		return nil, fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	return p, nil
 }
 
 func envName(flagName string) string {
@@ -247,9 +274,16 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
-	liveHub := live.New(live.Config{Client: n.Client, AdminHash: adminHash, Hash: seal.HashSecret, Logger: logger})
+	trusted, _ := c.trusted() // checked by parseServeFlags
+	clients := clientaddr.NewResolver(trusted)
+	auth, err := adminauth.New(adminauth.Config{Directory: n.Client, AdminHash: adminHash, Hash: seal.HashSecret, Clients: clients})
+	if err != nil {
+		n.Stop(context.Background())
+		return err
+	}
+	liveHub := live.New(live.Config{Client: n.Client, Auth: auth, Logger: logger})
 	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: reg,
+		Hash: seal.HashSecret, Logger: logger, Registry: reg, Clients: clients, Auth: auth,
 		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},

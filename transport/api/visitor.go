@@ -38,11 +38,16 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 // degraded, and why, still with 200: it serves every other room, and
 // restarting it would not change its master key.
 func (s *Server) handleHealthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, s.health())
+}
+
+// health is the healthz answer: ok, or degraded with the reason.
+func (s *Server) health() map[string]any {
 	if n := len(s.views.Unavailable()); n > 0 {
-		return c.JSON(http.StatusOK, map[string]any{"status": "degraded", "roomsUnavailable": n,
-			"reason": strconv.Itoa(n) + " room(s) not served: their keys do not open with this node's master key (--master-key must be the same on every node)"})
+		return map[string]any{"status": "degraded", "roomsUnavailable": n,
+			"reason": strconv.Itoa(n) + " room(s) not served: their keys do not open with this node's master key (--master-key must be the same on every node)"}
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	return map[string]any{"status": "ok"}
 }
 
 // room resolves the slug of the request to its cached room and sets the

@@ -187,7 +187,7 @@ type cluster struct {
 // waits until every node answers healthz and the front reaches a grain.
 func startCluster(t *testing.T, brokers []string, members int, options ...func(*cluster)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(8), key: randomHex(32)}
+	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(16), key: randomHex(32)}
 	for _, o := range options {
 		o(c)
 	}
