@@ -71,7 +71,7 @@ type server struct {
 // startServer runs `aditus-queue serve` and waits for healthz.
 func startServer(t *testing.T, dataDir, addr string, extra ...string) *server {
 	t.Helper()
-	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir}, extra...)
+	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir, "--ops-addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(binary(t), args...)
 	s := &server{t: t, cmd: cmd, base: "http://" + addr, out: &bytes.Buffer{}}
 	pr, pw := io.Pipe()
@@ -316,7 +316,7 @@ func TestBadFlagsAndBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cmd := exec.Command(binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir())
+	cmd := exec.Command(binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--ops-addr", "127.0.0.1:0")
 	cmd.Env = envWithoutAQ()
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "listen on") {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,9 @@ type proc struct {
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "proxy") && !slices.Contains(args, "--ops-addr") {
+		args = append(args, "--ops-addr", "127.0.0.1:0") // never the shared default port
+	}
 	p := &proc{t: t, cmd: exec.Command(binary(t), args...)}
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw

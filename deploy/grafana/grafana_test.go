@@ -83,9 +83,12 @@ func TestDashboardMetricsExist(t *testing.T) {
 		defer cancel()
 		n.Stop(ctx)
 	}()
-	srv := httptest.NewServer(api.New(api.Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: seal.HashSecret("admin"),
-		Hash: seal.HashSecret, Logger: log, Registry: reg}).Handler())
+	s := api.New(api.Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: seal.HashSecret("admin"),
+		Hash: seal.HashSecret, Logger: log, Registry: reg})
+	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
+	ops := httptest.NewServer(s.Ops())
+	defer ops.Close()
 	req, _ := http.NewRequest("POST", srv.URL+"/api/admin/queue/sites",
 		strings.NewReader(`{"slug":"grafana-sale","name":"G","ratePerMinute":1,"active":true}`))
 	req.Header.Set("Authorization", "Bearer admin")
@@ -102,7 +105,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		res, err := http.Get(srv.URL + "/metrics")
+		res, err := http.Get(ops.URL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -121,7 +121,6 @@ func New(cfg Config) *Server {
 	s.metricsHandler = promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})
 	s.registerVisitor(e)
 	s.registerAdmin(e)
-	e.GET("/metrics", echo.WrapHandler(s.metricsHandler))
 	e.GET("/api/openapi.json", handleOpenAPI)
 	for _, f := range cfg.Extra {
 		f(e)

@@ -192,7 +192,7 @@ export async function startQueue() {
   const base = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
   const bin = await buildServer();
-  const procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken])];
+  const procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken, '--ops-addr', '127.0.0.1:0'])];
   try {
     await waitHealthy(`${base}/queue/healthz`, procs);
   } catch (err) {
