@@ -353,7 +353,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	if ok {
 		cfg := r.View.Config
 		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.Message, cfg.HeaderImageURL, cfg.AccentColor
-		page.PowEnabled, page.PowBits = cfg.Pow.Enabled, cfg.Pow.Bits
+		page.PowEnabled, page.PowBits, page.Domains = cfg.Pow.Enabled, cfg.Pow.Bits, cfg.Domains
 		if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
 			returnurl.StripToken(u)
 			page.ReturnURL = u.String()
@@ -369,6 +369,10 @@ func (s *Server) handlePage(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	h.Set("Cache-Control", "no-store")
+	// The page's address carries the visitor's ticket: no other page may
+	// frame it, and it is never sent on as a referrer.
+	h.Set("Content-Security-Policy", page.ContentSecurityPolicy())
+	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Language", lang)
 	h.Add("Vary", "Accept-Language")
 	return c.HTMLBlob(status, buf.Bytes())
@@ -429,8 +433,11 @@ func (s *Server) handleEnter(c echo.Context) error {
 	return s.redirect(c, roomURL(room, res.Ticket, target, cfg.TargetURL))
 }
 
+// redirect sends the visitor on; the address may carry a ticket or a
+// token, so it is never sent on as a referrer.
 func (s *Server) redirect(c echo.Context, to string) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Set("Referrer-Policy", "no-referrer")
 	return c.Redirect(http.StatusFound, to)
 }
 
