@@ -92,7 +92,8 @@ func (b *bootstrap) startNode(ctx context.Context) error {
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
 		HealthAddr: c.ClusterHealth, Peers: c.peers(), ActorLogger: actorLog,
 		Deps: node.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: node.NewMetrics(b.reg),
-			LoadTests: node.LoadTestDeps{BaseURL: b.publicURL}, Health: health.NewHTTP(b.guard)},
+			WriteQueue: c.RoomWriteQueue,
+			LoadTests:  node.LoadTestDeps{BaseURL: b.publicURL}, Health: health.NewHTTP(b.guard)},
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)

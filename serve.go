@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
+	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/bench/load"
 	"github.com/aditus-queue/aditus-queue/dashboard"
 	"github.com/aditus-queue/aditus-queue/dashboard/instances"
@@ -34,6 +35,10 @@ import (
 
 var errHelp = errors.New("help")
 
+// maxRoomWriteQueue bounds --room-write-queue: a queued redemption holds a
+// few hundred bytes, an operator's change up to its 64 KiB body.
+const maxRoomWriteQueue = 100_000
+
 // serveConfig is everything `serve` is told by flags and environment.
 type serveConfig struct {
 	Addr, PublicURL, DataDir, Log, KafkaBrokers, AdminToken, Roles string
@@ -42,6 +47,9 @@ type serveConfig struct {
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
 	LoadTestMaxRate, LoadTestMaxSeconds                            int
+	// RoomWriteQueue bounds each room's queue of writes asked for by
+	// callers (bypass codes, changes); beyond it they are answered busy.
+	RoomWriteQueue int
 	// AllowPrivateHealthURLs lets autoRate health URLs reach loopback and
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
@@ -96,6 +104,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
 	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
 	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
+	num(&c.RoomWriteQueue, "room-write-queue", node.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy")
 	allowPrivate := getenv(envName("allow-private-health-urls"))
 	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
@@ -143,6 +152,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if _, err := c.trusted(); err != nil {
 		return nil, err
+	}
+	if c.RoomWriteQueue < 1 || c.RoomWriteQueue > maxRoomWriteQueue {
+		return nil, fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
 	}
 	if c.OpsAddr == "" {
 		return nil, errors.New("--ops-addr is empty: /metrics and the probes need a listener of their own (127.0.0.1:9090 by default)")
