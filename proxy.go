@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/proxy"
 )
 
@@ -84,20 +86,22 @@ func runProxy(ctx context.Context, c *serveConfig) error {
 	if err := startProxy(b, c.ProxyConfig, c.ProxyAddr); err != nil {
 		return err
 	}
-	serveOps(b.ls, b.ls.get("ops"), opsOnly(b))
+	ops := b.ls.get("ops")
+	serveOps(b.ls, ops, opsOnly(b))
+	b.logger.Info("operations listener serving", "addr", ops.ln.Addr().String())
 	failed := b.wait(ctx)
 	b.stop(nil)
 	return failed
 }
 
 // opsOnly is the operations handler of a node without the HTTP API: the
-// metrics and a liveness answer.
+// metrics and the probe, as serve's (api.Health).
 func opsOnly(b *bootstrap) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /queue/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+		_ = json.NewEncoder(w).Encode(api.Health(b.node.Views))
 	})
 	return mux
 }

@@ -42,8 +42,12 @@ func (s *Server) handleHealthz(c echo.Context) error {
 }
 
 // health is the healthz answer: ok, or degraded with the reason.
-func (s *Server) health() map[string]any {
-	if n := len(s.views.Unavailable()); n > 0 {
+func (s *Server) health() map[string]any { return Health(s.views) }
+
+// Health is the /queue/healthz answer of a node holding views: ok, or
+// degraded with the reason while it holds rooms it cannot serve.
+func Health(views *node.Views) map[string]any {
+	if n := len(views.Unavailable()); n > 0 {
 		return map[string]any{"status": "degraded", "roomsUnavailable": n,
 			"reason": strconv.Itoa(n) + " room(s) not served: their keys do not open with this node's master key (--master-key must be the same on every node)"}
 	}
