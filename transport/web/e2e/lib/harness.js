@@ -258,7 +258,7 @@ export async function startProxy(config) {
   const file = path.join(dir, 'proxy.hcl');
   fs.writeFileSync(file, config);
   const bin = await buildServer();
-  const p = new Proc('aditus-queue proxy', bin, ['proxy', '--config', file, '--addr', `127.0.0.1:${port}`, '--data-dir', path.join(dir, 'data')]);
+  const p = new Proc('aditus-queue proxy', bin, ['proxy', '--config', file, '--addr', `127.0.0.1:${port}`, '--data-dir', path.join(dir, 'data'), '--ops-addr', '127.0.0.1:0']);
   const deadline = Date.now() + 30000;
   for (;;) {
     if (p.child.exitCode !== null) throw new Error(`proxy exited with ${p.child.exitCode}\n${p.log()}`);
