@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -70,5 +72,31 @@ func TestTrustedProxiesFlag(t *testing.T) {
 	}
 	if c, err := parseServeFlags(nil, env("")); err != nil || c.TrustedProxies != "" {
 		t.Fatalf("default: %v %v, want none trusted", c, err)
+	}
+}
+
+// Both commands start through one bootstrap: --peers drops empty entries
+// alike, and the proxy has the operations listener with the node's metrics
+// and the probe, as serve has.
+func TestPeersDropEmptyEntries(t *testing.T) {
+	c := &serveConfig{Peers: " a:1, ,b:2,,"}
+	if got := c.peers(); len(got) != 2 || got[0] != "a:1" || got[1] != "b:2" {
+		t.Fatalf("peers %q", got)
+	}
+	if got := (&serveConfig{}).peers(); len(got) != 0 {
+		t.Fatalf("no peers: %q", got)
+	}
+}
+
+func TestProxyHasTheOperationsListener(t *testing.T) {
+	s := newShop(t)
+	ops := freeAddr(t)
+	startProxyProc(t, t.TempDir(), fmt.Sprintf(capacityConfig, s.addr(), 3, "1m"), "--ops-addr", ops)
+	st, body := get(t, "http://"+ops+"/metrics")
+	if st != http.StatusOK || !strings.Contains(body, "\naditus_queue_rooms_unavailable ") || !strings.Contains(body, "\ngo_goroutines ") {
+		t.Fatalf("proxy's /metrics: %d, want the node's and the process's metrics", st)
+	}
+	if st, body := get(t, "http://"+ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {
+		t.Fatalf("proxy's healthz: %d %q", st, body)
 	}
 }
