@@ -26,6 +26,14 @@ func publicServer(h http.Handler) *http.Server {
 		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout}
 }
 
+// proxyServer is the http.Server of the reverse proxy: slow headers and
+// idle connections are cut, but no read or write deadline bounds a whole
+// request, since the shop behind it may stream a large download or a
+// long response through it.
+func proxyServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
+}
+
 // listener is one of a node's HTTP servers with its bound socket; its
 // name says which in errors ("visitor", "ops", "proxy").
 type listener struct {

@@ -125,7 +125,7 @@ func startProxy(b *bootstrap, path, addr string) error {
 		return err
 	}
 	l.stop = h.Close
-	b.ls.serve(l, publicServer(h))
+	b.ls.serve(l, proxyServer(h))
 	b.logger.Info("aditus-queue proxy serving", "addr", l.ln.Addr().String(), "config", path, "cluster", n.Address())
 	return nil
 }
