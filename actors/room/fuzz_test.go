@@ -29,8 +29,8 @@ func FuzzParseTicket(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ticket string) {
-		n, ok := room.ParseTicket(fuzzKey, "room-a", ticket)
-		if !ok {
+		n, err := room.ParseTicket(fuzzKey, "room-a", ticket)
+		if err != nil {
 			return
 		}
 		if n == 0 {
@@ -39,7 +39,7 @@ func FuzzParseTicket(f *testing.F) {
 		if again := mustTicket(fuzzKey, "room-a", n); again != ticket {
 			t.Fatalf("ticket %q accepted for %d, whose ticket is %q", ticket, n, again)
 		}
-		if _, ok := room.ParseTicket(fuzzKey, "room-b", ticket); ok {
+		if _, err := room.ParseTicket(fuzzKey, "room-b", ticket); err == nil {
 			t.Fatalf("ticket %q of room-a accepted by room-b", ticket)
 		}
 	})
@@ -55,10 +55,10 @@ func FuzzTicketRoundTrip(f *testing.F) {
 			return
 		}
 		s := mustTicket(fuzzKey, id, n)
-		if got, ok := room.ParseTicket(fuzzKey, id, s); !ok || got != n {
-			t.Fatalf("ticket of %d in %q reads %d, %v", n, id, got, ok)
+		if got, err := room.ParseTicket(fuzzKey, id, s); err != nil || got != n {
+			t.Fatalf("ticket of %d in %q reads %d, %v", n, id, got, err)
 		}
-		if _, ok := room.ParseTicket(fuzzKey, id+"x", s); ok {
+		if _, err := room.ParseTicket(fuzzKey, id+"x", s); err == nil {
 			t.Fatalf("ticket of %q accepted by %q", id, id+"x")
 		}
 	})
@@ -77,8 +77,8 @@ func FuzzParseChallenge(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ch, ok := room.ParseChallenge(key, "room-a", s)
-		if !ok {
+		ch, err := room.ParseChallenge(key, "room-a", s)
+		if err != nil {
 			return
 		}
 		if again := mustChallenge(key, "room-a", ch); again != s {

@@ -19,8 +19,8 @@ func TestChallengeRoundTrip(t *testing.T) {
 	if strings.ContainsAny(s, "+/=.") {
 		t.Fatalf("challenge %q is not plain base64url", s)
 	}
-	got, ok := room.ParseChallenge(powKey(), "r1", s)
-	if !ok {
+	got, err := room.ParseChallenge(powKey(), "r1", s)
+	if err != nil {
 		t.Fatalf("ParseChallenge(%q) refused its own challenge", s)
 	}
 	if got.ID != c.ID || got.Bits != 15 || !got.Expires.Equal(c.Expires.Truncate(time.Second)) {
@@ -51,7 +51,7 @@ func TestChallengeRefused(t *testing.T) {
 		{"a ticket", "r1", mustTicket([]byte("ticket key of r1"), "r1", 1), powKey()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, ok := room.ParseChallenge(tc.key, tc.room, tc.challenge); ok {
+			if _, err := room.ParseChallenge(tc.key, tc.room, tc.challenge); err == nil {
 				t.Fatalf("ParseChallenge accepted %q", tc.challenge)
 			}
 		})
@@ -130,8 +130,8 @@ func BenchmarkPowCheck(b *testing.B) {
 	nonce := room.SolvePow(ch, 15)
 	b.ReportAllocs()
 	for b.Loop() {
-		c, ok := room.ParseChallenge(key, "r1", ch)
-		if !ok || !room.PowSolved(ch, nonce, c.Bits) {
+		c, err := room.ParseChallenge(key, "r1", ch)
+		if err != nil || !room.PowSolved(ch, nonce, c.Bits) {
 			b.Fatal("refused")
 		}
 	}

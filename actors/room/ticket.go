@@ -50,26 +50,35 @@ func SignTicket(key []byte, roomID string, n uint64) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(buf[:]), nil
 }
 
-// ParseTicket returns the number a ticket stands for, and false when the
-// ticket was not issued by this room (checked in constant time). A short
-// key (CheckKey) refuses every ticket.
-func ParseTicket(key []byte, roomID, ticket string) (uint64, bool) {
-	if CheckKey(key) != nil || len(ticket) != base64.RawURLEncoding.EncodedLen(8+ticketMACLen) {
-		return 0, false
+// ErrBadTicket is returned for a ticket this room did not issue.
+var ErrBadTicket = errors.New("ticket not issued by this room")
+
+// ParseTicket returns the number a ticket stands for, or ErrBadTicket when
+// the ticket was not issued by this room (checked in constant time). A
+// short key (CheckKey) refuses every ticket with ErrShortKey.
+func ParseTicket(key []byte, roomID, ticket string) (uint64, error) {
+	if err := CheckKey(key); err != nil {
+		return 0, err
+	}
+	if len(ticket) != base64.RawURLEncoding.EncodedLen(8+ticketMACLen) {
+		return 0, ErrBadTicket
 	}
 	var buf [8 + ticketMACLen]byte
 	if n, err := base64.RawURLEncoding.Decode(buf[:], []byte(ticket)); err != nil || n != len(buf) {
-		return 0, false
+		return 0, ErrBadTicket
 	}
 	n := binary.BigEndian.Uint64(buf[:8])
 	if n == 0 {
-		return 0, false
+		return 0, ErrBadTicket
 	}
 	p := ticketMACPool(key)
 	m := p.Get().(*ticketMAC)
 	ok := hmac.Equal(buf[8:], m.sum(roomID, n))
 	p.Put(m)
-	return n, ok
+	if !ok {
+		return 0, ErrBadTicket
+	}
+	return n, nil
 }
 
 // ticketMAC is an HMAC-SHA256 keyed with one room's ticket key, with room

@@ -23,9 +23,9 @@ var ticketKey = []byte("0123456789abcdef0123456789abcdef")
 func TestTicketRoundTrip(t *testing.T) {
 	for _, n := range []uint64{1, 2, 255, 256, 1 << 32, math.MaxUint64} {
 		tk := mustTicket(ticketKey, "r1", n)
-		got, ok := room.ParseTicket(ticketKey, "r1", tk)
-		if !ok || got != n {
-			t.Fatalf("ParseTicket(SignTicket(%d)): got %d %v", n, got, ok)
+		got, err := room.ParseTicket(ticketKey, "r1", tk)
+		if err != nil || got != n {
+			t.Fatalf("ParseTicket(SignTicket(%d)): got %d %v", n, got, err)
 		}
 		if strings.ContainsAny(tk, "+/=") {
 			t.Fatalf("ticket %q is not URL-safe", tk)
@@ -80,7 +80,7 @@ func TestTicketRefused(t *testing.T) {
 			if tc.name == "standard alphabet" && !strings.ContainsAny(tc.ticket, "+/") {
 				t.Skip("ticket has no character that differs between the alphabets")
 			}
-			if n, ok := room.ParseTicket(tc.key, tc.room, tc.ticket); ok {
+			if n, err := room.ParseTicket(tc.key, tc.room, tc.ticket); err == nil {
 				t.Fatalf("ParseTicket(%q) accepted as %d", tc.ticket, n)
 			}
 		})
@@ -116,11 +116,11 @@ func TestTicketsUnderManyKeysAtOnce(t *testing.T) {
 				key := []byte(fmt.Sprintf("the ticket key %d-%d", g, i%700))
 				n := uint64(i + 1)
 				tk := mustTicket(key, "r", n)
-				if got, ok := room.ParseTicket(key, "r", tk); !ok || got != n {
-					t.Errorf("key %s: got %d, %v; want %d", key, got, ok, n)
+				if got, err := room.ParseTicket(key, "r", tk); err != nil || got != n {
+					t.Errorf("key %s: got %d, %v; want %d", key, got, err, n)
 					return
 				}
-				if _, ok := room.ParseTicket([]byte(fmt.Sprintf("the ticket key %d-%d", g, i%700+1)), "r", tk); ok {
+				if _, err := room.ParseTicket([]byte(fmt.Sprintf("the ticket key %d-%d", g, i%700+1)), "r", tk); err == nil {
 					t.Errorf("key %s: another key accepted its ticket", key)
 					return
 				}
@@ -173,12 +173,16 @@ func TestShortKeysRefused(t *testing.T) {
 		// A ticket and a challenge forged with the same short key, as an
 		// attacker would make them for a node holding that key.
 		forgedTicket := forgeTicket(key, "r1", 1)
-		if n, ok := room.ParseTicket(key, "r1", forgedTicket); ok {
-			t.Errorf("ParseTicket with a %d-byte key accepted number %d", len(key), n)
+		if n, err := room.ParseTicket(key, "r1", forgedTicket); !errors.Is(err, room.ErrShortKey) {
+			t.Errorf("ParseTicket with a %d-byte key: %d %v, want ErrShortKey", len(key), n, err)
 		}
-		if _, ok := room.ParseChallenge(key, "r1", forgeChallenge(key, "r1", c)); ok {
-			t.Errorf("ParseChallenge with a %d-byte key accepted a challenge", len(key))
+		if _, err := room.ParseChallenge(key, "r1", forgeChallenge(key, "r1", c)); !errors.Is(err, room.ErrShortKey) {
+			t.Errorf("ParseChallenge with a %d-byte key: %v, want ErrShortKey", len(key), err)
 		}
+	}
+	// With a good key, a ticket of another key is refused as not issued.
+	if _, err := room.ParseTicket(ticketKey, "r1", forgeTicket([]byte("another key of 16 bytes"), "r1", 1)); !errors.Is(err, room.ErrBadTicket) {
+		t.Errorf("a ticket of another key: %v, want ErrBadTicket", err)
 	}
 	if err := room.CheckKey(make([]byte, room.MinKeyLen)); err != nil {
 		t.Fatalf("CheckKey of %d bytes: %v", room.MinKeyLen, err)

@@ -170,9 +170,9 @@ func (s *Server) checkPow(c echo.Context, r *node.Room, sol *powSolution) error 
 	if err != nil {
 		return err
 	}
-	ch, ok := room.ParseChallenge(key, r.View.ID, sol.Challenge)
+	ch, err := room.ParseChallenge(key, r.View.ID, sol.Challenge)
 	switch {
-	case !ok:
+	case err != nil:
 		return refuse("The challenge was not issued by this waiting room.")
 	case !now.Before(ch.Expires):
 		return refuse("The challenge has expired; solve the fresh one.")

@@ -180,8 +180,8 @@ func (s *Server) handleJoin(c echo.Context) error {
 // status and where the room allows it, from a bare number).
 func (s *Server) number(r *node.Room, ticket, bare string, allowBare bool) (uint64, error) {
 	if ticket != "" {
-		n, ok := room.ParseTicket(r.TicketKey, r.View.ID, ticket)
-		if !ok {
+		n, err := room.ParseTicket(r.TicketKey, r.View.ID, ticket)
+		if err != nil {
 			return 0, errBadTicket
 		}
 		return n, nil
