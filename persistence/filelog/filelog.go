@@ -9,11 +9,11 @@
 // rooms that arrive while an fsync is in flight are written together and
 // made durable by the next single fsync.
 //
-// Open scans the segments once and keeps, per stream, the place of each of
-// its frames (24 bytes a frame in memory), so Replay reads only the stream's
-// own frames, never other streams' data, and a read back from a recent
-// offset costs what was appended since. Adjacent frames of a stream are read
-// with one read.
+// Open scans the segments once and keeps, per stream, a sparse index of its
+// frames (index.go: one entry per block of up to 64 frames, about 5 bytes a
+// frame in memory), so Replay reads only the stream's own frames, never
+// other streams' data, and a read back from a recent offset costs what was
+// appended since. Adjacent frames of a stream are read with one read.
 //
 // Crashes. A record is fsynced before Append returns. A crash can only tear
 // what was not yet fsynced, which is the end of the last segment, so there
@@ -98,8 +98,8 @@ type Log struct {
 
 // stream is what the log knows of one stream.
 type stream struct {
-	next   int64   // next offset to hand out, pending appends included
-	frames []frame // durable frames, in offset order; entries never change once appended
+	next int64 // next offset to hand out, pending appends included
+	idx  index // durable frames
 
 	snapMu sync.Mutex // serialises SaveSnapshot, so the last call's snapshot is the one left
 }
@@ -342,7 +342,7 @@ func (l *Log) flush() (n, queued int, took time.Duration) {
 		}
 	} else {
 		for _, p := range b.frames {
-			p.s.frames = append(p.s.frames, p.f)
+			p.s.idx.add(p.f)
 		}
 	}
 	queued = len(l.pend.frames)
@@ -418,38 +418,56 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 		l.mu.Unlock()
 		return after, fmt.Errorf("replay %s: %w", name, ErrClosed)
 	}
-	var frames []frame
+	var v view
 	if s := l.streams[name]; s != nil {
-		frames = s.frames // entries below len never change: safe to read unlocked
+		v = s.idx.viewLocked()
 	}
 	l.mu.Unlock()
 
-	i := sort.Search(len(frames), func(i int) bool {
-		return frames[i].first+int64(frames[i].count)-1 > after
-	})
+	bi := v.from(after)
 	last := after
 	// rest is what is left to read. The slab is sized to it, up to
 	// readChunk, so a read-back of one small frame after a write (the
 	// grains do one per write) does not allocate a whole chunk.
 	var rest int64
-	for _, fr := range frames[i:] {
-		rest += int64(fr.size)
+	for i := range v[bi:] {
+		rest += int64(v[bi+i].bytes)
 	}
 	var slab []byte
-	for i < len(frames) {
-		if err := ctx.Err(); err != nil {
-			return last, fmt.Errorf("replay %s: %w (%w)", name, persistence.ErrUnavailable, err)
+	var fbuf [blockFrames]frame
+	for ; bi < len(v); bi++ {
+		frames := v[bi].frames(fbuf[:0])
+		i := sort.Search(len(frames), func(i int) bool {
+			return frames[i].first+int64(frames[i].count)-1 > after
+		})
+		for _, fr := range frames[:i] {
+			rest -= int64(fr.size)
 		}
-		// Read the run of frames that lie next to each other at once.
+		var err error
+		if last, slab, rest, err = l.replayFrames(ctx, name, frames[i:], after, last, slab, rest, fn); err != nil {
+			return last, err
+		}
+	}
+	return last, nil
+}
+
+// replayFrames delivers the records above after of frames, which lie in one
+// segment, reading each run of adjacent frames at once. It returns the last
+// offset delivered and what is left of slab and rest.
+func (l *Log) replayFrames(ctx context.Context, name string, frames []frame, after, last int64, slab []byte, rest int64,
+	fn func(persistence.Record) error) (int64, []byte, int64, error) {
+	for i := 0; i < len(frames); {
+		if err := ctx.Err(); err != nil {
+			return last, slab, rest, fmt.Errorf("replay %s: %w (%w)", name, persistence.ErrUnavailable, err)
+		}
 		j, n := i+1, int64(frames[i].size)
-		for j < len(frames) && frames[j].seg == frames[i].seg &&
-			int64(frames[j].pos) == int64(frames[i].pos)+n && n+int64(frames[j].size) <= readChunk {
+		for j < len(frames) && int64(frames[j].pos) == int64(frames[i].pos)+n && n+int64(frames[j].size) <= readChunk {
 			n += int64(frames[j].size)
 			j++
 		}
 		f, err := l.segment(frames[i].seg)
 		if err != nil {
-			return last, fmt.Errorf("replay %s: %w", name, err)
+			return last, slab, rest, fmt.Errorf("replay %s: %w", name, err)
 		}
 		// Records handed to fn point into buf, so it is carved from slab
 		// and never reused.
@@ -460,12 +478,12 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 		slab = slab[n:]
 		rest -= n
 		if _, err := f.ReadAt(buf, int64(frames[i].pos)); err != nil {
-			return last, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
+			return last, slab, rest, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
 		}
 		for _, fr := range frames[i:j] {
 			fb, err := checkFrame(buf[:fr.size], name, fr)
 			if err != nil {
-				return last, fmt.Errorf("replay %s: segment %d at %d: %w: %w", name, fr.seg, fr.pos, ErrCorrupt, err)
+				return last, slab, rest, fmt.Errorf("replay %s: segment %d at %d: %w: %w", name, fr.seg, fr.pos, ErrCorrupt, err)
 			}
 			buf = buf[fr.size:]
 			p := fb.records
@@ -476,14 +494,14 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 					continue
 				}
 				if err := fn(persistence.Record{Offset: off, Data: data}); err != nil {
-					return last, err
+					return last, slab, rest, err
 				}
 				last = off
 			}
 		}
 		i = j
 	}
-	return last, nil
+	return last, slab, rest, nil
 }
 
 // checkFrame verifies a frame read back against what the index says of it.

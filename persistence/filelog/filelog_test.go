@@ -150,7 +150,7 @@ func TestBatchIsOneFrame(t *testing.T) {
 	if fmt.Sprint(offs) != "[0 1 2]" {
 		t.Fatalf("got offsets %v, want [0 1 2]", offs)
 	}
-	if n := len(l.streams["r"].frames); n != 1 {
+	if n := l.streams["r"].idx.frameCount(); n != 1 {
 		t.Fatalf("got %d frames, want 1", n)
 	}
 	var got []string

@@ -151,7 +151,7 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 			return 0, fmt.Errorf("open log %s: segment %d at %d: stream %q jumps from offset %d to %d: %w",
 				l.dir, seg, pos, fb.stream, s.next, fb.first, ErrCorrupt)
 		}
-		s.frames = append(s.frames, frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
+		s.idx.add(frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
 		s.next += int64(fb.count)
 		pos += int64(len(fr))
 	}

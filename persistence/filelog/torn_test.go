@@ -21,7 +21,7 @@ func tornLog(t *testing.T) (dir, seg string, lastFrame int64) {
 		appendRecords(t, l, "a", i, i+1)
 		appendRecords(t, l, "b", i, i+1)
 	}
-	fr := l.streams["b"].frames[19]
+	fr, _ := l.streams["b"].idx.viewLocked().lookup(19, nil)
 	mustClose(t, l)
 	return dir, segmentPath(dir, fr.seg), int64(fr.pos)
 }
