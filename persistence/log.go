@@ -59,3 +59,14 @@ type Log interface {
 	// Close flushes and releases the log. Calls after Close fail.
 	Close() error
 }
+
+// Failer is implemented by a Log that can fail for good, as a disk that
+// refused a write or an fsync: from then on no Append succeeds, and only a
+// restart that reopens the log (and checks what the failure left) can serve
+// again. A Log whose failures pass (Kafka out of reach) does not implement
+// it; its errors wrap ErrUnavailable and callers retry.
+type Failer interface {
+	// Failed is closed at the failure; Err then says why, with the path.
+	Failed() <-chan struct{}
+	Err() error
+}

@@ -72,8 +72,10 @@ var (
 type Log struct {
 	dir      string
 	segLimit int64
+	fs       FS
 	lock     *os.File
-	syncs    atomic.Int64 // batches fsynced, for tests and benchmarks
+	failedCh chan struct{} // closed when failed is set
+	syncs    atomic.Int64  // batches fsynced, for tests and benchmarks
 
 	wake chan struct{} // capacity 1: work is pending for the flusher
 	quit chan struct{} // closed by Close
@@ -131,10 +133,42 @@ type pendingFrame struct {
 // scans every segment to rebuild the index, so it takes time in proportion
 // to the size of the log, and cuts a torn tail off the last segment.
 func Open(dir string) (*Log, error) {
-	return open(dir, defaultSegmentSize)
+	return OpenOptions(dir, Options{})
 }
 
-func open(dir string, segLimit int64) (*Log, error) {
+// Options are the log's settings; the zero value is the default.
+type Options struct {
+	// SegmentSize is the size at which a segment is closed and the next
+	// begun (default 64 MiB).
+	SegmentSize int64
+	// FS is the write path's file system (default: the operating
+	// system's). Tests inject failures through it.
+	FS FS
+}
+
+// FS is the seam through which the log writes and fsyncs its segments.
+type FS interface {
+	Write(f *os.File, b []byte) (int, error)
+	Sync(f *os.File) error
+}
+
+type osFS struct{}
+
+func (osFS) Write(f *os.File, b []byte) (int, error) { return f.Write(b) }
+func (osFS) Sync(f *os.File) error                   { return f.Sync() }
+
+// OpenOptions is Open with settings.
+func OpenOptions(dir string, o Options) (*Log, error) {
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = defaultSegmentSize
+	}
+	if o.FS == nil {
+		o.FS = osFS{}
+	}
+	return open(dir, o.SegmentSize, o.FS)
+}
+
+func open(dir string, segLimit int64, fsys FS) (*Log, error) {
 	if err := os.MkdirAll(filepath.Join(dir, snapshotDir), 0o700); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
@@ -145,7 +179,9 @@ func open(dir string, segLimit int64) (*Log, error) {
 	l := &Log{
 		dir:      dir,
 		segLimit: segLimit,
+		fs:       fsys,
 		lock:     lock,
+		failedCh: make(chan struct{}),
 		wake:     make(chan struct{}, 1),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -339,6 +375,7 @@ func (l *Log) flush() (n, queued int, took time.Duration) {
 	if err != nil {
 		if l.failed == nil {
 			l.failed = err
+			close(l.failedCh)
 		}
 	} else {
 		for _, p := range b.frames {
@@ -375,13 +412,13 @@ func (l *Log) write(b *batch) error {
 		}
 		last := b.frames[j-1]
 		chunk := b.buf[b.frames[i].off : last.off+int(last.f.size)]
-		if _, err := l.active.Write(chunk); err != nil {
+		if _, err := l.fs.Write(l.active, chunk); err != nil {
 			return fmt.Errorf("write segment %s: %w", l.active.Name(), err)
 		}
 		l.activePos += int64(len(chunk))
 		i = j
 	}
-	if err := syncFile(l.active); err != nil {
+	if err := l.fs.Sync(l.active); err != nil {
 		return fmt.Errorf("sync segment %s: %w", l.active.Name(), err)
 	}
 	l.syncs.Add(1)
@@ -395,7 +432,7 @@ func (l *Log) write(b *batch) error {
 
 // roll fsyncs the active segment and starts segment seg.
 func (l *Log) roll(seg uint32) error {
-	if err := syncFile(l.active); err != nil {
+	if err := l.fs.Sync(l.active); err != nil {
 		return fmt.Errorf("sync segment %s: %w", l.active.Name(), err)
 	}
 	f, err := createSegment(l.dir, seg)
@@ -539,6 +576,19 @@ func (l *Log) segment(seg uint32) (*os.File, error) {
 	return f, nil
 }
 
+// Failed is closed when a write or fsync has failed: no later Append can
+// succeed, and what the failed flush carried may or may not be on disk.
+// Err says why. The process must end and reopen the log, which cuts what a
+// failed write left at the tail.
+func (l *Log) Failed() <-chan struct{} { return l.failedCh }
+
+// Err is the failure that closed Failed, or nil.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
 // Close flushes the appends already accepted, waits for their fsync and
 // releases the directory. It returns an error when a write or fsync failed
 // since Open. Calls after Close fail with ErrClosed.
@@ -570,4 +620,7 @@ func (l *Log) Close() error {
 	return errors.Join(errs...)
 }
 
-var _ persistence.Log = (*Log)(nil)
+var (
+	_ persistence.Log    = (*Log)(nil)
+	_ persistence.Failer = (*Log)(nil)
+)

@@ -40,7 +40,7 @@ func TestConformance(t *testing.T) {
 
 func mustOpen(t testing.TB, dir string, segLimit int64) *Log {
 	t.Helper()
-	l, err := open(dir, segLimit)
+	l, err := open(dir, segLimit, osFS{})
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)
 	}

@@ -150,7 +150,7 @@ func TestDamageBeforeTheTailIsAnError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := build(t)
 			tc.damage(t, dir)
-			l, err := open(dir, 300)
+			l, err := open(dir, 300, osFS{})
 			if err == nil {
 				l.Close()
 				t.Fatal("open succeeded")
@@ -235,7 +235,7 @@ func FuzzOpen(f *testing.F) {
 		if err := os.WriteFile(segmentPath(dir, 1), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		l, err := open(dir, 1<<12)
+		l, err := open(dir, 1<<12, osFS{})
 		if err != nil {
 			return
 		}
