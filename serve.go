@@ -49,6 +49,9 @@ type serveConfig struct {
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
 	ProxyConfig, ProxyAddr string
+	// MinFreeDisk is the free space, in bytes, under which the embedded
+	// log's node refuses new rooms.
+	MinFreeDisk int64
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -97,6 +100,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
+	var minFree string
+	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -131,6 +136,10 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
+	}
+	var err error
+	if c.MinFreeDisk, err = parseBytes(minFree); err != nil {
+		return nil, fmt.Errorf("--min-free-disk: %w", err)
 	}
 	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
 		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
@@ -213,6 +222,11 @@ func serve(ctx context.Context, c *serveConfig) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var roomGuard func() error
+	if fl, ok := elog.(*filelog.Log); ok {
+		diskGauges(reg, fl)
+		roomGuard = freeSpaceGuard(fl, c.MinFreeDisk)
+	}
 	var peers []string
 	if c.Peers != "" {
 		for _, p := range strings.Split(c.Peers, ",") {
@@ -253,7 +267,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
-		HealthGuard:    guard})
+		HealthGuard:    guard, RoomGuard: roomGuard})
 	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
 		Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})

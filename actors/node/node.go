@@ -51,6 +51,9 @@ type Config struct {
 	// means 2 s (the provider's health-check timeout) in a cluster of
 	// several nodes and never for a member alone; negative means never.
 	StallLimit time.Duration
+	// LogFailGrace is how long the node keeps answering after its log
+	// failed for good before it fails (default 10 s).
+	LogFailGrace time.Duration
 }
 
 // Node is a running cluster member or client.
@@ -67,6 +70,8 @@ type Node struct {
 
 	// partition fails the node when it is cut off from the majority.
 	partition *partitionWatch
+	// logs fails the node when its log failed for good.
+	logs *logWatch
 }
 
 // Start joins (or forms) the cluster.
@@ -199,6 +204,10 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.stall = newStallWatch(limit)
 	if cfg.Member {
+		n.logs = watchLog(cfg.Deps.Log, cfg.LogFailGrace, cfg.Deps.Logger, n.stall.fail)
+	}
+	n.Client.logErr = n.logs.Err
+	if cfg.Member {
 		n.loadTests = keepLoadTests(n.Client)
 		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
 		// The lists published while the member started came before the
@@ -222,9 +231,14 @@ func (n *Node) FailedErr() error {
 	}
 }
 
+// LogErr is the failure of this member's log, or nil while it works: the
+// node reports it on /queue/healthz until it ends.
+func (n *Node) LogErr() error { return n.logs.Err() }
+
 // Stop leaves the cluster: grains write their final checkpoints first.
 func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
+	n.logs.close()
 	n.stopLoadTests()
 	n.partition.close()
 	n.Views.stop()
@@ -246,6 +260,7 @@ func (n *Node) Stop(ctx context.Context) {
 // Kill drops the node without a graceful hand-over (tests of fail-over).
 func (n *Node) Kill() {
 	n.stall.close()
+	n.logs.close()
 	n.stopLoadTests()
 	n.partition.close()
 	n.Views.stop()

@@ -47,6 +47,10 @@ type Config struct {
 	// AdminRoutes lets other parts add routes to the authenticated admin
 	// group; adminOnly refuses qak_ keys with 403.
 	AdminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	// RoomGuard, when set, is asked before a room is created; an error
+	// refuses it with 507 insufficient_storage and the error's text (the
+	// embedded log's free-space floor).
+	RoomGuard func() error
 }
 
 // Server is the HTTP front of one node.
@@ -66,6 +70,7 @@ type Server struct {
 	prefixes       answerPrefixes
 	loadTestLimits loadtest.Limits
 	healthGuard    *health.Guard
+	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
@@ -76,6 +81,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
 		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard,
+		roomGuard:   cfg.RoomGuard,
 		adminRoutes: cfg.AdminRoutes}
 	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
 		s.loadTestLimits = loadtest.DefaultLimits

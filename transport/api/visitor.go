@@ -33,8 +33,14 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
 }
 
-// handleHealthz answers without touching the log or a grain.
+// handleHealthz answers without touching the log or a grain. A node whose
+// log failed for good is unhealthy until it ends; the reason leaves out the
+// path and the system's words, which are in the node's log.
 func (s *Server) handleHealthz(c echo.Context) error {
+	if s.node.LogErr() != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unhealthy",
+			"reason": "the event log failed (the disk refused a write or an fsync); joins are refused and the node restarts"})
+	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
