@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -24,6 +25,19 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size (say 500MiB, 1GiB or a number of bytes)", s)
 	}
 	return n * mult, nil
+}
+
+// parseDays reads a duration as time.ParseDuration does, or a whole number
+// of days ("7d").
+func parseDays(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(strings.TrimSpace(s), "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 || n > 100*365 {
+			return 0, fmt.Errorf("%q is not a number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }
 
 // formatBytes writes a size for people, in binary units.

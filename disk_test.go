@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -55,6 +56,32 @@ func TestMinFreeDiskFlag(t *testing.T) {
 		})
 		if (err == nil) != tc.ok || (tc.ok && c.MinFreeDisk != tc.want) {
 			t.Fatalf("%v env %q: got %+v %v, want %d ok %v", tc.args, tc.env, c, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestLogRetentionFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want time.Duration
+		ok   bool
+	}{
+		{nil, "", 7 * 24 * time.Hour, true},
+		{[]string{"--log-retention", "36h"}, "", 36 * time.Hour, true},
+		{nil, "30d", 30 * 24 * time.Hour, true},
+		{[]string{"--log-retention", "10s"}, "", 0, false},
+		{[]string{"--log-retention", "a week"}, "", 0, false},
+		{[]string{"--log-retention", "-3d"}, "", 0, false},
+	} {
+		c, err := parseServeFlags(tc.args, func(k string) string {
+			if k == "AQ_LOG_RETENTION" {
+				return tc.env
+			}
+			return ""
+		})
+		if (err == nil) != tc.ok || (tc.ok && c.LogRetention != tc.want) {
+			t.Fatalf("%v env %q: got %+v %v, want %v ok %v", tc.args, tc.env, c, err, tc.want, tc.ok)
 		}
 	}
 }

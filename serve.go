@@ -52,6 +52,8 @@ type serveConfig struct {
 	// MinFreeDisk is the free space, in bytes, under which the embedded
 	// log's node refuses new rooms.
 	MinFreeDisk int64
+	// LogRetention is how long events stay after a snapshot covers them.
+	LogRetention time.Duration
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -100,8 +102,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
-	var minFree string
+	var minFree, retention string
 	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
+	str(&retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -140,6 +143,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	var err error
 	if c.MinFreeDisk, err = parseBytes(minFree); err != nil {
 		return nil, fmt.Errorf("--min-free-disk: %w", err)
+	}
+	if c.LogRetention, err = parseDays(retention); err != nil || c.LogRetention < time.Minute {
+		return nil, fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", retention)
 	}
 	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
 		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
@@ -316,13 +322,13 @@ func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
 		defer cancel()
 		l, err := kafkalog.Open(octx, kafkalog.Config{Brokers: strings.Split(c.KafkaBrokers, ","),
 			EventsTopic: c.KafkaEventsTopic, SnapshotsTopic: c.KafkaSnapshotsTopic,
-			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication})
+			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication, Retention: c.LogRetention})
 		if err != nil {
 			return nil, fmt.Errorf("kafka at %s: %w", c.KafkaBrokers, err)
 		}
 		return l, nil
 	}
-	l, err := filelog.Open(filepath.Join(c.DataDir, "log"))
+	l, err := filelog.OpenOptions(filepath.Join(c.DataDir, "log"), filelog.Options{Retention: c.LogRetention})
 	if err != nil {
 		return nil, fmt.Errorf("embedded log: %w", err)
 	}

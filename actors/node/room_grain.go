@@ -188,9 +188,11 @@ func (g *roomGrain) activate() {
 	g.lastTry = g.now()
 	st := room.New(g.id)
 	g.j = journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
+	tail := 0
 	err := g.j.recover(context.Background(), func(b []byte) error {
 		return json.Unmarshal(b, st)
 	}, func(off int64, data []byte) error {
+		tail++
 		e, err := room.DecodeEvent(data)
 		if err != nil {
 			g.log.Error("skipping undecodable event", "offset", off, "error", err)
@@ -218,6 +220,8 @@ func (g *roomGrain) activate() {
 	}
 	g.ready = true
 	g.checkpointAt, g.snapshotAt = g.now(), g.now()
+	// The tail read counts towards the next snapshot (room_snapshot.go).
+	g.sinceSnap = tail
 	g.dirty = true
 	if g.deps.Metrics != nil {
 		g.deps.Metrics.Activations.Inc()
@@ -833,4 +837,5 @@ func (g *roomGrain) shutdown() {
 	if _, err := g.deps.Log.Append(ctx, g.id, b); err != nil {
 		g.log.Warn("final checkpoint failed", "error", err)
 	}
+	g.finalSnapshot()
 }

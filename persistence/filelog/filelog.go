@@ -73,6 +73,7 @@ type Log struct {
 	dir      string
 	segLimit int64
 	fs       FS
+	now      func() time.Time
 	lock     *os.File
 	failedCh chan struct{} // closed when failed is set
 	syncs    atomic.Int64  // batches fsynced, for tests and benchmarks
@@ -91,6 +92,15 @@ type Log struct {
 	tailPos int64               // size of tailSeg counting pending frames
 	failed  error               // first write or fsync failure; sticky
 	closed  bool
+	segTime map[uint32]time.Time // when each segment was last written
+	sealed  uint32               // segments below it are whole and fsynced
+
+	// retMu lets retention replace or remove a segment while no Replay
+	// reads one (Replay holds it shared).
+	retMu      sync.RWMutex
+	retainMu   sync.Mutex // one retention pass at a time
+	retention  time.Duration
+	retainDone chan struct{} // closed when the retention loop has exited
 
 	// Owned by the flusher (and by Open before the flusher starts).
 	active    *os.File
@@ -102,6 +112,7 @@ type Log struct {
 type stream struct {
 	next int64 // next offset to hand out, pending appends included
 	idx  index // durable frames
+	snap int64 // offset the stored snapshot covers; -1 without one
 
 	snapMu sync.Mutex // serialises SaveSnapshot, so the last call's snapshot is the one left
 }
@@ -144,6 +155,11 @@ type Options struct {
 	// FS is the write path's file system (default: the operating
 	// system's). Tests inject failures through it.
 	FS FS
+	// Retention is how long records stay after a snapshot of their stream
+	// covers them (retention.go); zero keeps every record.
+	Retention time.Duration
+	// Now is the clock retention reads (default time.Now).
+	Now func() time.Time
 }
 
 // FS is the seam through which the log writes and fsyncs its segments.
@@ -165,10 +181,22 @@ func OpenOptions(dir string, o Options) (*Log, error) {
 	if o.FS == nil {
 		o.FS = osFS{}
 	}
-	return open(dir, o.SegmentSize, o.FS)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	l, err := open(dir, o.SegmentSize, o.FS, o.Now)
+	if err != nil {
+		return nil, err
+	}
+	if o.Retention > 0 {
+		l.retention = o.Retention
+		l.retainDone = make(chan struct{})
+		go l.retainLoop()
+	}
+	return l, nil
 }
 
-func open(dir string, segLimit int64, fsys FS) (*Log, error) {
+func open(dir string, segLimit int64, fsys FS, clock func() time.Time) (*Log, error) {
 	if err := os.MkdirAll(filepath.Join(dir, snapshotDir), 0o700); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
@@ -180,6 +208,7 @@ func open(dir string, segLimit int64, fsys FS) (*Log, error) {
 		dir:      dir,
 		segLimit: segLimit,
 		fs:       fsys,
+		now:      clock,
 		lock:     lock,
 		failedCh: make(chan struct{}),
 		wake:     make(chan struct{}, 1),
@@ -187,6 +216,7 @@ func open(dir string, segLimit int64, fsys FS) (*Log, error) {
 		done:     make(chan struct{}),
 		streams:  map[string]*stream{},
 		segs:     map[uint32]*os.File{},
+		segTime:  map[uint32]time.Time{},
 	}
 	if err := l.load(); err != nil {
 		for _, f := range l.segs {
@@ -195,7 +225,7 @@ func open(dir string, segLimit int64, fsys FS) (*Log, error) {
 		lock.Close()
 		return nil, err
 	}
-	if err := removeTempSnapshots(dir); err != nil {
+	if err := errors.Join(removeTempSnapshots(dir), removeTempSegments(dir)); err != nil {
 		for _, f := range l.segs {
 			f.Close()
 		}
@@ -217,7 +247,7 @@ func (l *Log) newBatchLocked() *batch {
 func (l *Log) streamLocked(name string) *stream {
 	s := l.streams[name]
 	if s == nil {
-		s = &stream{}
+		s = &stream{snap: -1}
 		l.streams[name] = s
 	}
 	return s
@@ -378,8 +408,10 @@ func (l *Log) flush() (n, queued int, took time.Duration) {
 			close(l.failedCh)
 		}
 	} else {
+		now := l.now()
 		for _, p := range b.frames {
 			p.s.idx.add(p.f)
+			l.segTime[p.f.seg] = now
 		}
 	}
 	queued = len(l.pend.frames)
@@ -441,6 +473,7 @@ func (l *Log) roll(seg uint32) error {
 	}
 	l.mu.Lock()
 	l.segs[seg] = f
+	l.sealed = seg
 	l.mu.Unlock()
 	l.active, l.activeSeg, l.activePos = f, seg, headerSize
 	return nil
@@ -450,6 +483,8 @@ func (l *Log) roll(seg uint32) error {
 // checks each one's CRC again, and never delivers a record from a damaged
 // frame: it stops with an error wrapping ErrCorrupt. fn may keep r.Data.
 func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(persistence.Record) error) (int64, error) {
+	l.retMu.RLock()
+	defer l.retMu.RUnlock()
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -602,6 +637,9 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	close(l.quit)
 	<-l.done
+	if l.retainDone != nil {
+		<-l.retainDone
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()

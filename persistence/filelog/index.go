@@ -130,3 +130,35 @@ func (x *index) frameCount() int {
 	}
 	return n
 }
+
+// replaceSeg puts frames (in offset order) in place of the stream's frames
+// in segment seg: retention rewrote that segment with only them. It builds
+// new slices, so views taken before stay as they were.
+func (x *index) replaceSeg(seg uint32, frames []frame) {
+	hadOpen := x.open.n > 0
+	all := x.viewLocked()
+	at := 0
+	for at < len(all) && all[at].seg != seg {
+		at++
+	}
+	if at == len(all) {
+		return
+	}
+	end := at
+	for end < len(all) && all[end].seg == seg {
+		end++
+	}
+	var fresh index
+	for _, f := range frames {
+		fresh.add(f)
+	}
+	if fresh.open.n > 0 {
+		fresh.seal()
+	}
+	out := append(append(append([]block(nil), all[:at]...), fresh.blocks...), all[end:]...)
+	x.blocks, x.open = out, block{}
+	if hadOpen && end < len(all) {
+		// The open block lies after the segment: it stays open.
+		x.blocks, x.open = out[:len(out)-1], out[len(out)-1]
+	}
+}

@@ -65,6 +65,11 @@ func (l *Log) load() error {
 		l.tailSeg, l.tailPos = 1, headerSize
 		return nil
 	}
+	// Retention removes segments from the front only (retention.go), so
+	// the first may be any number, but none may be missing after it.
+	if err := l.loadSnapshotOffsets(); err != nil {
+		return err
+	}
 	for i, seg := range segs {
 		if i > 0 && seg != segs[i-1]+1 {
 			return fmt.Errorf("open log %s: segment %d missing: %w", l.dir, segs[i-1]+1, ErrCorrupt)
@@ -74,12 +79,21 @@ func (l *Log) load() error {
 			return fmt.Errorf("open log %s: %w", l.dir, err)
 		}
 		l.segs[seg] = f
+		if st, err := f.Stat(); err == nil {
+			l.segTime[seg] = st.ModTime()
+		}
 		end, err := l.scan(f, seg, i == len(segs)-1)
 		if err != nil {
 			return err
 		}
 		l.active, l.activeSeg, l.activePos = f, seg, end
 	}
+	for _, s := range l.streams {
+		// A stream whose every frame retention dropped goes on after its
+		// snapshot, never from 0 again.
+		s.next = max(s.next, s.snap+1)
+	}
+	l.sealed = l.activeSeg
 	if _, err := l.active.Seek(l.activePos, io.SeekStart); err != nil {
 		return fmt.Errorf("open log %s: %w", l.dir, err)
 	}
@@ -145,6 +159,11 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 		s := l.streams[string(fb.stream)]
 		if s == nil {
 			s = l.streamLocked(string(fb.stream))
+		}
+		if fb.first != s.next && s.idx.frameCount() == 0 && s.next == 0 && fb.first <= s.snap+1 {
+			// The stream's first frame left after retention dropped the
+			// ones its snapshot covers.
+			s.next = fb.first
 		}
 		if fb.first != s.next {
 			// Whole and checksummed, yet out of order: not a torn write.

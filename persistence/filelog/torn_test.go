@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
@@ -150,7 +151,7 @@ func TestDamageBeforeTheTailIsAnError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := build(t)
 			tc.damage(t, dir)
-			l, err := open(dir, 300, osFS{})
+			l, err := open(dir, 300, osFS{}, time.Now)
 			if err == nil {
 				l.Close()
 				t.Fatal("open succeeded")
@@ -235,7 +236,7 @@ func FuzzOpen(f *testing.F) {
 		if err := os.WriteFile(segmentPath(dir, 1), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		l, err := open(dir, 1<<12, osFS{})
+		l, err := open(dir, 1<<12, osFS{}, time.Now)
 		if err != nil {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"runtime"
@@ -370,4 +371,41 @@ func TestCloseStopsGoroutines(t *testing.T) {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines after close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// The events topic is created with the configured retention.ms; a log
+// opened later with another window warns and leaves the topic as it is.
+func TestRetentionOfTheEventsTopic(t *testing.T) {
+	cfg := testConfig(t, 1)
+	cfg.Retention = 90 * time.Minute
+	l := open(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := l.topicConfig(ctx, cfg.EventsTopic, "retention.ms")
+	if err != nil || got != "5400000" {
+		t.Fatalf("retention.ms of a created topic: got %q %v, want 5400000", got, err)
+	}
+	l.Close()
+
+	var logs bytes.Buffer
+	cfg.Retention = 7 * 24 * time.Hour
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	l = open(t, cfg)
+	defer l.Close()
+	if !strings.Contains(logs.String(), "retention differs") || !strings.Contains(logs.String(), "topic_retention_ms=5400000") ||
+		!strings.Contains(logs.String(), "configured_retention_ms=604800000") {
+		t.Fatalf("warning on a differing retention: got %q", logs.String())
+	}
+	if got, _ := l.topicConfig(ctx, cfg.EventsTopic, "retention.ms"); got != "5400000" {
+		t.Fatalf("retention.ms after the second open: got %q, want it unchanged", got)
+	}
+}
+
+// Retention's contract on the real broker. The broker drops by age only,
+// and checks every five minutes by default: the suite checks that nothing
+// after a snapshot is ever lost and that offsets go on increasing.
+func TestRetentionConformance(t *testing.T) {
+	cfg := testConfig(t, 2)
+	cfg.Retention = time.Hour
+	logtest.RunRetention(t, func(t *testing.T) persistence.Log { return open(t, cfg) }, logtest.Retention{})
 }
