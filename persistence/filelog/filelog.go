@@ -101,6 +101,7 @@ type Log struct {
 	retainMu   sync.Mutex // one retention pass at a time
 	retention  time.Duration
 	retainDone chan struct{} // closed when the retention loop has exited
+	readOnly   bool          // opened by Inspect: no lock, no writes
 
 	// Owned by the flusher (and by Open before the flusher starts).
 	active    *os.File

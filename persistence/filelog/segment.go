@@ -48,6 +48,9 @@ func (l *Log) load() error {
 	if err != nil {
 		return err
 	}
+	if len(segs) == 0 && l.readOnly {
+		return fmt.Errorf("open log %s: no segment", l.dir)
+	}
 	if len(segs) == 0 {
 		f, err := createSegment(l.dir, 1)
 		if err != nil {
@@ -74,7 +77,11 @@ func (l *Log) load() error {
 		if i > 0 && seg != segs[i-1]+1 {
 			return fmt.Errorf("open log %s: segment %d missing: %w", l.dir, segs[i-1]+1, ErrCorrupt)
 		}
-		f, err := os.OpenFile(segmentPath(l.dir, seg), os.O_RDWR, 0)
+		flag := os.O_RDWR
+		if l.readOnly {
+			flag = os.O_RDONLY
+		}
+		f, err := os.OpenFile(segmentPath(l.dir, seg), flag, 0)
 		if err != nil {
 			return fmt.Errorf("open log %s: %w", l.dir, err)
 		}
@@ -94,6 +101,10 @@ func (l *Log) load() error {
 		s.next = max(s.next, s.snap+1)
 	}
 	l.sealed = l.activeSeg
+	if l.readOnly {
+		l.tailSeg, l.tailPos, l.sealed = l.activeSeg, l.activePos, l.activeSeg
+		return nil
+	}
 	if _, err := l.active.Seek(l.activePos, io.SeekStart); err != nil {
 		return fmt.Errorf("open log %s: %w", l.dir, err)
 	}
@@ -116,6 +127,9 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr) != segmentMagic {
 		if last && (size < headerSize || allZero(f, size)) {
 			// Created but never fully written before a crash.
+			if l.readOnly {
+				return headerSize, nil
+			}
 			return l.reset(f, seg)
 		}
 		return 0, fmt.Errorf("open log %s: segment %d: no segment header: %w", l.dir, seg, ErrCorrupt)
@@ -179,6 +193,9 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 	}
 	if !last {
 		return 0, fmt.Errorf("open log %s: segment %d at %d: %w: %w", l.dir, seg, pos, ErrCorrupt, why)
+	}
+	if l.readOnly {
+		return pos, nil // a torn tail, or a frame being written now
 	}
 	return l.cut(f, seg, pos)
 }
