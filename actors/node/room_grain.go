@@ -824,6 +824,7 @@ func (g *roomGrain) shutdown() {
 	}
 	g.poll.stop()
 	g.stats.forget(g.deps.Metrics)
+	defer g.finalSnapshot() // after the checkpoint; a deleted room's too
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}
@@ -837,5 +838,4 @@ func (g *roomGrain) shutdown() {
 	if _, err := g.deps.Log.Append(ctx, g.id, b); err != nil {
 		g.log.Warn("final checkpoint failed", "error", err)
 	}
-	g.finalSnapshot()
 }

@@ -20,9 +20,10 @@ import (
 // alone, so every record must be covered within the window.
 
 // finalSnapshot saves the state applied so far when records were applied
-// since the last snapshot, on the grain's way out, bounded in time.
+// since the last snapshot, on the grain's way out, bounded in time. A
+// superseded activation leaves it to the newer one.
 func (g *roomGrain) finalSnapshot() {
-	if g.sinceSnap == 0 {
+	if !g.ready || g.stopped || g.sinceSnap == 0 {
 		return
 	}
 	data, err := json.Marshal(g.st)

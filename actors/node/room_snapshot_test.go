@@ -55,4 +55,14 @@ func TestStoppedRoomLeavesItsSnapshot(t *testing.T) {
 	if tail := tailAfterStop(cr.View.ID); tail > 1 {
 		t.Fatalf("%d records after the snapshot of a room activated and stopped, want at most the final checkpoint", tail)
 	}
+
+	// A deleted room is covered too, so that retention drops its events.
+	n = startNode(t, l)
+	if err := n.Client.Admin(ctx, cr.View.ID, OpDelete, AdminRequest{Actor: "admin"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	n.Stop(ctx)
+	if tail := tailAfterStop(cr.View.ID); tail != 0 {
+		t.Fatalf("%d records after the snapshot of a deleted room, want none", tail)
+	}
 }
