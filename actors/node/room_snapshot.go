@@ -33,7 +33,7 @@ func (g *roomGrain) finalSnapshot() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), g.deps.WriteTimeout)
 	defer cancel()
-	if err := g.deps.Log.SaveSnapshot(ctx, g.id, persistence.Snapshot{Offset: g.j.verified, Data: data}); err != nil {
+	if err := g.deps.Log.SaveSnapshot(ctx, g.id, persistence.Snapshot{Offset: g.writes.j.verified, Data: data}); err != nil {
 		g.log.Warn("final snapshot failed", "error", err)
 		return
 	}
