@@ -65,6 +65,9 @@ func diskGauges(reg prometheus.Registerer, l *filelog.Log) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_log_disk_free_bytes",
 			Help: "Bytes free for the event log on its file system."},
 			func() float64 { n, _ := l.FreeBytes(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_log_index_bytes",
+			Help: "Memory the embedded event log's index takes (it grows with the records kept)."},
+			func() float64 { return float64(l.Stats().IndexBytes) }),
 	)
 }
 

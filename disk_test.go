@@ -112,4 +112,7 @@ func TestFreeSpaceGuardAndGauges(t *testing.T) {
 	if got["aditus_queue_log_bytes"] <= 0 || got["aditus_queue_log_disk_free_bytes"] <= 0 {
 		t.Fatalf("gauges: %v, want both above 0", got)
 	}
+	if _, ok := got["aditus_queue_log_index_bytes"]; !ok {
+		t.Fatalf("gauges: %v, want the index's memory", got)
+	}
 }
