@@ -176,6 +176,9 @@ func (l *Log) Retain() (RetainReport, error) {
 	}
 	removed, freed, err := l.removeEmptyFront()
 	r.Removed, r.Freed = removed, r.Freed+freed
+	if err == nil && len(removed) > 0 {
+		err = syncDir(l.dir)
+	}
 	return r, err
 }
 
@@ -216,24 +219,31 @@ func (l *Log) rewrite(p segPlan) error {
 		return l.abandon(f, fmt.Errorf("retention: sync %s: %w", tmp, err))
 	}
 
-	l.retMu.Lock()
-	defer l.retMu.Unlock()
-	if err := os.Rename(tmp, path); err != nil {
-		return l.abandon(f, fmt.Errorf("retention: %w", err))
-	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.swap(p.seg, tmp, f, old, moved); err != nil {
 		return err
 	}
+	// Either file is whole, so the rename's durability can wait until
+	// the locks are released: a crash before it leaves the old one.
+	return syncDir(l.dir)
+}
+
+// swap renames the rewritten segment into place and points the index at
+// it, while no Replay reads.
+func (l *Log) swap(seg uint32, tmp string, f, old *os.File, moved map[*stream][]frame) error {
+	l.retMu.Lock()
+	defer l.retMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		f.Close()
-		return ErrClosed
+		return l.abandon(f, ErrClosed)
 	}
-	l.segs[p.seg] = f
+	if err := os.Rename(tmp, segmentPath(l.dir, seg)); err != nil {
+		return l.abandon(f, fmt.Errorf("retention: %w", err))
+	}
+	l.segs[seg] = f
 	old.Close()
 	for _, s := range l.streams {
-		s.idx.replaceSeg(p.seg, moved[s])
+		s.idx.replaceSeg(seg, moved[s])
 	}
 	return nil
 }
@@ -280,10 +290,7 @@ func (l *Log) removeEmptyFront() (removed []uint32, freed int64, err error) {
 		removed = append(removed, seg)
 		freed += size
 	}
-	if len(removed) > 0 {
-		err = syncDir(l.dir)
-	}
-	return removed, freed, err
+	return removed, freed, nil
 }
 
 // removeTempSegments deletes what a crash left of a rewrite.
