@@ -503,13 +503,13 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 	// readChunk, so a read-back of one small frame after a write (the
 	// grains do one per write) does not allocate a whole chunk.
 	var rest int64
-	for i := range v[bi:] {
-		rest += int64(v[bi+i].bytes)
+	for i := bi; i < v.len(); i++ {
+		rest += int64(v.at(i).bytes)
 	}
 	var slab []byte
 	var fbuf [blockFrames]frame
-	for ; bi < len(v); bi++ {
-		frames := v[bi].frames(fbuf[:0])
+	for ; bi < v.len(); bi++ {
+		frames := v.at(bi).frames(fbuf[:0])
 		i := sort.Search(len(frames), func(i int) bool {
 			return frames[i].first+int64(frames[i].count)-1 > after
 		})

@@ -64,25 +64,39 @@ func (x *index) seal() {
 	x.open = block{}
 }
 
-// view is a read-only copy of an index, safe to use without the lock.
-type view []block
+// view is a read-only copy of an index, safe to use without the lock. It
+// shares the sealed blocks (appending past their length never disturbs a
+// reader of the shorter slice) and copies the open block's header (its n
+// and the length of its encoding as they are now), so taking one costs the
+// same whatever the stream's length.
+type view struct {
+	sealed []block
+	open   block // n == 0 when there is none
+}
 
 // viewLocked returns the index as it stands.
-func (x *index) viewLocked() view {
-	v := view(x.blocks)
-	if x.open.n > 0 {
-		// Appending past len(x.blocks) never disturbs a reader of the
-		// shorter slice; the copy keeps the open block's n and enc as
-		// they are now.
-		v = append(v[:len(v):len(v)], x.open)
+func (x *index) viewLocked() view { return view{sealed: x.blocks, open: x.open} }
+
+// len is the number of blocks in v.
+func (v *view) len() int {
+	if v.open.n > 0 {
+		return len(v.sealed) + 1
 	}
-	return v
+	return len(v.sealed)
+}
+
+// at is block i of v.
+func (v *view) at(i int) *block {
+	if i < len(v.sealed) {
+		return &v.sealed[i]
+	}
+	return &v.open
 }
 
 // from returns the position in v of the first block holding an offset
 // above after.
-func (v view) from(after int64) int {
-	return sort.Search(len(v), func(i int) bool { return v[i].next-1 > after })
+func (v *view) from(after int64) int {
+	return sort.Search(v.len(), func(i int) bool { return v.at(i).next-1 > after })
 }
 
 // frames decodes block b's frames into buf.
@@ -105,10 +119,10 @@ func (b *block) frames(buf []frame) []frame {
 // lookup returns the frame holding offset off, for tests and benchmarks.
 func (v view) lookup(off int64, buf []frame) (frame, bool) {
 	i := v.from(off - 1)
-	if i == len(v) || v[i].first > off {
+	if i == v.len() || v.at(i).first > off {
 		return frame{}, false
 	}
-	fs := v[i].frames(buf)
+	fs := v.at(i).frames(buf)
 	j := sort.Search(len(fs), func(j int) bool { return fs[j].first+int64(fs[j].count) > off })
 	return fs[j], true
 }
@@ -136,7 +150,10 @@ func (x *index) frameCount() int {
 // new slices, so views taken before stay as they were.
 func (x *index) replaceSeg(seg uint32, frames []frame) {
 	hadOpen := x.open.n > 0
-	all := x.viewLocked()
+	all := x.blocks[:len(x.blocks):len(x.blocks)]
+	if hadOpen {
+		all = append(all, x.open)
+	}
 	at := 0
 	for at < len(all) && all[at].seg != seg {
 		at++

@@ -58,8 +58,8 @@ func TestIndexLookupMatchesEveryFrame(t *testing.T) {
 		t.Fatal("an offset past the end was found")
 	}
 	var decoded []frame
-	for i := range v {
-		decoded = append(decoded, v[i].frames(nil)...)
+	for i := 0; i < v.len(); i++ {
+		decoded = append(decoded, v.at(i).frames(nil)...)
 	}
 	if fmt.Sprint(decoded) != fmt.Sprint(frames) {
 		t.Fatal("the blocks decode to other frames than were added")

@@ -71,11 +71,11 @@ func Inspect(dir string, retention time.Duration, now time.Time) (*Inspection, e
 	for name, s := range l.streams {
 		si := StreamInfo{Name: name, First: -1, Next: s.next, Snapshot: s.snap, Frames: s.idx.frameCount()}
 		v := s.idx.viewLocked()
-		if len(v) > 0 {
-			si.First = v[0].first
+		if v.len() > 0 {
+			si.First = v.at(0).first
 		}
-		for i := range v {
-			si.Bytes += int64(v[i].bytes)
+		for i := 0; i < v.len(); i++ {
+			si.Bytes += int64(v.at(i).bytes)
 		}
 		in.IndexBytes += s.idx.memory()
 		in.Streams = append(in.Streams, si)

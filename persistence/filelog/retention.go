@@ -89,12 +89,13 @@ func (l *Log) plan(now time.Time) []segPlan {
 	var buf []frame
 	for _, s := range l.streams {
 		v := s.idx.viewLocked()
-		for i := range v {
-			p := byNum[v[i].seg]
-			if p == nil || v[i].next-1 <= s.snap {
+		for i := 0; i < v.len(); i++ {
+			b := v.at(i)
+			p := byNum[b.seg]
+			if p == nil || b.next-1 <= s.snap {
 				continue
 			}
-			buf = v[i].frames(buf[:0])
+			buf = b.frames(buf[:0])
 			for _, f := range buf {
 				if f.first+int64(f.count)-1 > s.snap {
 					p.live = append(p.live, liveFrame{s, f})
@@ -268,8 +269,9 @@ func (l *Log) removeEmptyFront() (removed []uint32, freed int64, err error) {
 	sort.Slice(segs, func(i, j int) bool { return segs[i] < segs[j] })
 	used := map[uint32]bool{}
 	for _, s := range l.streams {
-		for _, b := range s.idx.viewLocked() {
-			used[b.seg] = true
+		v := s.idx.viewLocked()
+		for i := 0; i < v.len(); i++ {
+			used[v.at(i).seg] = true
 		}
 	}
 	for _, seg := range segs {
