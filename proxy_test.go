@@ -326,6 +326,12 @@ host "release.test" {
 	_, base := startProxyProc(t, dir, src)
 
 	// Session expiry: a goes quiet, b gets the slot once a's session ends.
+	// The exact length of a session is actors/capacity's TestSessionExpiry,
+	// on a fake clock; here a real proxy keeps it, so what a check may
+	// expect depends on how much real time has passed since a's last
+	// request: a check that came too late for its premise is skipped.
+	const session = 2 * time.Second
+	aAt := time.Now()
 	st, _, ha := raw(t, base, "expiry.test", "/", "")
 	if st != 200 {
 		t.Fatalf("first visitor: %d", st)
@@ -353,12 +359,15 @@ host "release.test" {
 	if st, _, _ := raw(t, base, "expiry.test", "/other/", no+"="+va); st != 503 {
 		t.Fatalf("cookie moved to another room: %d, want a new visitor waiting", st)
 	}
-	time.Sleep(1200 * time.Millisecond)
-	if st, body, _ := raw(t, base, "expiry.test", "/", na+"="+vb); st != 503 || !strings.Contains(body, "pos=1") {
+	if st, body, _ := raw(t, base, "expiry.test", "/", na+"="+vb); (st != 503 || !strings.Contains(body, "pos=1")) && time.Since(aAt) < session {
 		t.Fatalf("b while a's session runs: %d %q", st, body)
 	}
-	if st, _, _ := raw(t, base, "expiry.test", "/", na+"="+va); st != 200 {
-		t.Fatalf("a inside: %d", st)
+	if since := time.Since(aAt); since < session {
+		if st, _, _ := raw(t, base, "expiry.test", "/", na+"="+va); st != 200 {
+			t.Fatalf("a inside: %d", st)
+		}
+	} else {
+		t.Logf("a's renewal not checked: %v passed since a's last request", since)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
