@@ -57,6 +57,11 @@ type serveConfig struct {
 	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
 	// believed (comma-separated; empty: none, the peer is the client).
 	TrustedProxies string
+	// MinFreeDisk is the free space, in bytes, under which the embedded
+	// log's node refuses new rooms.
+	MinFreeDisk int64
+	// LogRetention is how long events stay after a snapshot covers them.
+	LogRetention time.Duration
 }
 
 // minAdminToken is the shortest --admin-token accepted: the token guards
@@ -111,6 +116,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
 	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
+	var minFree, retention string
+	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
+	str(&retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -152,6 +160,13 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if _, err := c.trusted(); err != nil {
 		return nil, err
+	}
+	var err error
+	if c.MinFreeDisk, err = parseBytes(minFree); err != nil {
+		return nil, fmt.Errorf("--min-free-disk: %w", err)
+	}
+	if c.LogRetention, err = parseDays(retention); err != nil || c.LogRetention < time.Minute {
+		return nil, fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", retention)
 	}
 	if c.RoomWriteQueue < 1 || c.RoomWriteQueue > maxRoomWriteQueue {
 		return nil, fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
@@ -243,7 +258,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
-		HealthGuard:    b.guard})
+		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
 	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
 		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
@@ -281,13 +296,13 @@ func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
 		defer cancel()
 		l, err := kafkalog.Open(octx, kafkalog.Config{Brokers: strings.Split(c.KafkaBrokers, ","),
 			EventsTopic: c.KafkaEventsTopic, SnapshotsTopic: c.KafkaSnapshotsTopic,
-			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication})
+			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication, Retention: c.LogRetention})
 		if err != nil {
 			return nil, fmt.Errorf("kafka at %s: %w", c.KafkaBrokers, err)
 		}
 		return l, nil
 	}
-	l, err := filelog.Open(filepath.Join(c.DataDir, "log"))
+	l, err := filelog.OpenOptions(filepath.Join(c.DataDir, "log"), filelog.Options{Retention: c.LogRetention})
 	if err != nil {
 		return nil, fmt.Errorf("embedded log: %w", err)
 	}
