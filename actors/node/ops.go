@@ -83,6 +83,10 @@ const (
 	// CodeClusterUnavailable: this node reaches no member of the cluster;
 	// answered at once (reach.go).
 	CodeClusterUnavailable = "cluster_unavailable"
+	// CodeRoomUnavailable: this node cannot open the room's keys (its
+	// master key differs from the members'), so it serves the room not at
+	// all rather than with empty keys (roomkeys.go).
+	CodeRoomUnavailable = "room_unavailable"
 	// CodeBusy: the room's write queue is full; answered at once.
 	CodeBusy = "busy"
 )

@@ -25,12 +25,15 @@ import (
 // member of the cluster.
 var ErrClusterUnavailable = &Error{Code: CodeClusterUnavailable, Message: "No server of the waiting room can be reached right now; try again in a few seconds."}
 
-// Unavailable is the answer to a lookup that failed with err:
-// ErrClusterUnavailable while no member is reachable, ErrUnavailable
-// otherwise.
+// Unavailable is the answer to a room lookup that failed with err:
+// ErrClusterUnavailable while no member is reachable, ErrRoomUnavailable
+// when this node cannot open the room's keys, ErrUnavailable otherwise.
 func Unavailable(err error) *Error {
-	if IsCode(err, CodeClusterUnavailable) {
+	switch {
+	case IsCode(err, CodeClusterUnavailable):
 		return ErrClusterUnavailable
+	case IsCode(err, CodeRoomUnavailable):
+		return ErrRoomUnavailable
 	}
 	return ErrUnavailable
 }

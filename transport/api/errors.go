@@ -36,6 +36,7 @@ var statusOf = map[string]int{
 	node.CodeUnavailable:        http.StatusServiceUnavailable,
 	node.CodeLogUnavailable:     http.StatusServiceUnavailable,
 	node.CodeClusterUnavailable: http.StatusServiceUnavailable,
+	node.CodeRoomUnavailable:    http.StatusServiceUnavailable,
 	node.CodeBusy:               http.StatusServiceUnavailable,
 	node.CodeUnauthorized:       http.StatusUnauthorized,
 	node.CodeForbidden:          http.StatusForbidden,

@@ -205,8 +205,8 @@ func (h *Hub) handleSocket(c echo.Context) error {
 	if !ok {
 		return jsonError(c, http.StatusNotFound, "not_found", "No such waiting room.")
 	}
-	n, ok := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket"))
-	if !ok {
+	n, err := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket"))
+	if err != nil {
 		return jsonError(c, http.StatusUnauthorized, "bad_ticket", "The ticket is missing or not valid for this waiting room.")
 	}
 	if o := c.Request().Header.Get("Origin"); o != "" && !h.originAllowed(c, o, r) {
