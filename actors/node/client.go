@@ -34,18 +34,13 @@ type Client struct {
 // ErrUnavailable is returned when no member answered in time.
 var ErrUnavailable = &Error{Code: CodeUnavailable, Message: "The waiting room service is busy or restarting; try again shortly."}
 
-// firstAttempt and maxAttempt bound the attempts of a call: the first
-// gets firstAttempt, each retry one more, up to maxAttempt. An attempt on a
-// member that dies is abandoned as soon as the member list drops it; these
-// bounds are for a request nobody answers without its member leaving: one
-// sent to a grain that its member is stopping because the room moved
-// elsewhere (a member joined), or to a member that hangs. A first attempt
-// that short still covers a room's activation (a replay of its log since
-// the last checkpoint); a retry of a slow one finds it activated.
-const (
-	firstAttempt = time.Second
-	maxAttempt   = 3 * time.Second
-)
+// maxAttempt bounds one attempt of a call. An attempt on a member that dies
+// is abandoned as soon as the member list drops it, and one whose grain
+// moved to a member that joined as soon as the list says so; this bound is
+// for a member that hangs without being dropped. (A shorter bound was
+// tried: it cut short attempts that a member about to see the new list
+// would have answered, and made a fail-over slower.)
+const maxAttempt = 3 * time.Second
 
 // errMemberLeft ends an attempt whose member left the cluster meanwhile;
 // errClusterLost one made while the node lost every member.
@@ -74,8 +69,7 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		if isClosed(lost) {
 			return ErrClusterUnavailable
 		}
-		per := min(left, maxAttempt, firstAttempt*time.Duration(attempt+1))
-		res, err := c.attempt(ctx, identity, kind, msg, per, lost)
+		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt), lost)
 		if err == nil {
 			var final bool
 			if final, err = answer(op, res, out); final {
