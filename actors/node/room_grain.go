@@ -41,6 +41,10 @@ type Deps struct {
 	// Health fetches the shops' health URLs for the self-regulating rate;
 	// nil turns polling off.
 	Health health.Fetcher
+	// Beacon, when set, gives committed draws a public random round;
+	// BeaconWait bounds the wait for it past its due time (default 30 s).
+	Beacon     BeaconSource
+	BeaconWait time.Duration
 	// HealthInterval, when set, replaces every room's intervalSeconds
 	// (tests only: the public configuration allows 5 s at least).
 	HealthInterval time.Duration
@@ -145,6 +149,8 @@ type roomGrain struct {
 	// poll schedules the self-regulating rate's health checks.
 	poll poller
 	desk joinDesk
+	// draw steps a due committed draw (room_draw.go).
+	draw drawer
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -400,8 +406,9 @@ func (g *roomGrain) handleWrite(ctx actor.Context, req *wire.Request, now int64)
 		secret, tk := newSecret(), randomBytes(32)
 		secretSealed := g.deps.Sealer.Seal([]byte(secret), []byte("room:"+g.id+":secret"))
 		tkSealed := g.deps.Sealer.Seal(tk, []byte("room:"+g.id+":ticket"))
+		dk := g.newDrawKey()
 		t = &task{kind: "create", decide: func(now int64) ([]room.Event, error) {
-			return g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor)
+			return g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor, dk)
 		}, done: func(err error) {
 			if err != nil {
 				reply(errResponse(err))
@@ -469,8 +476,8 @@ func (g *roomGrain) adminTask(op string, r *AdminRequest, reply func(*wire.Respo
 			}, view)
 		}
 		cfg := *r.Config
-		key := randomBytes(16)
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideConfigure(cfg, now, r.Actor, key) }, view)
+		dk := g.newDrawKey()
+		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideConfigure(cfg, now, r.Actor, dk) }, view)
 	case opDelete:
 		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideDelete(now, r.Actor) }, view)
 	case opRotate:
@@ -686,6 +693,7 @@ func (g *roomGrain) supersede() {
 	}
 	g.waiters = nil
 	g.poll.stop()
+	g.draw.stop()
 	g.failBatches(ErrSuperseded)
 	g.sys.Root.Poison(g.self)
 }
@@ -697,13 +705,7 @@ func (g *roomGrain) onTick() {
 	now := g.now()
 	g.checkBlockWait(now)
 	g.blocks.tick(now)
-	if due, ok := g.st.OpeningDue(); ok && !now.Before(due) && !g.writing {
-		key := randomBytes(16)
-		g.queue = append(g.queue, &task{kind: "open", decide: func(now int64) ([]room.Event, error) {
-			return g.st.DecideOpen(now, key), nil
-		}, done: func(error) {}})
-		g.pump()
-	}
+	g.drawIfDue(now)
 	if g.st.Live() && g.st.Issued != g.st.Checkpointed && now.Sub(g.checkpointAt) >= checkpointInterval && !g.writing {
 		g.checkpointAt = now
 		g.queue = append(g.queue, &task{kind: "checkpoint", decide: func(now int64) ([]room.Event, error) {
@@ -819,6 +821,7 @@ func (g *roomGrain) shutdown() {
 		g.stopTick = nil
 	}
 	g.poll.stop()
+	g.draw.stop()
 	g.stats.forget(g.deps.Metrics)
 	if !g.ready || g.stopped || !g.st.Live() {
 		return

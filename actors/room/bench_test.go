@@ -63,7 +63,7 @@ func BenchmarkStatusOf(b *testing.B) {
 		for range 100_000 {
 			g.mustJoin(at(minute))
 		}
-		g.must(g.st.DecideOpen(at(hour), []byte("opening key")))
+		g.must(g.open(at(hour)))
 		b.ReportAllocs()
 		var n uint64
 		for b.Loop() {
