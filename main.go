@@ -51,6 +51,8 @@ func main() {
 		}
 	case "bench":
 		os.Exit(bench.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "draw":
+		os.Exit(runDraw(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "version", "--version", "-version":
 		fmt.Println("aditus-queue", version)
 	case "help", "--help", "-h", "-help":
@@ -69,6 +71,7 @@ commands:
   serve     run a node (aditus-queue serve --help for its flags)
   proxy     reverse proxy with capacity rooms (aditus-queue proxy --config FILE [--addr :8080])
   bench     load tests and benchmarks (aditus-queue bench --help)
+  draw      check a room's draw from outside (aditus-queue draw verify URL [--number N])
   version   print the version
 `)
 }

@@ -25,15 +25,15 @@ type PublicChain struct {
 
 // PublicCommitment is a commitment as published.
 type PublicCommitment struct {
-	Hash       string       `json:"commitment"`
-	Algorithm  string       `json:"algorithm"`
-	Version    int          `json:"version"`
-	Queue      string       `json:"queue"`
-	ClosesAt   string       `json:"closesAt"`
-	ClosesAtMs int64        `json:"closesAtMs"`
-	KeyHash    string       `json:"keyHash"`
-	Beacon     *PublicChain `json:"beacon,omitempty"`
-	Previous   []string     `json:"previous,omitempty"`
+	Hash        string       `json:"commitment"`
+	Algorithm   string       `json:"algorithm"`
+	Version     int          `json:"version"`
+	Queue       string       `json:"queue"`
+	ClosesAt    string       `json:"closesAt"`
+	ClosesAtMs  int64        `json:"closesAtMs"`
+	KeyHash     string       `json:"keyHash"`
+	Beacon      *PublicChain `json:"beacon,omitempty"`
+	Previous    []string     `json:"previous,omitempty"`
 	CommittedAt string       `json:"committedAt"`
 }
 

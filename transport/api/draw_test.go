@@ -121,6 +121,11 @@ func TestCommittedDrawThroughHTTP(t *testing.T) {
 	if err := d.Bijection(); err != nil {
 		t.Fatal(err)
 	}
+	// The verifier of `aditus-queue draw verify`, over HTTP, on this run.
+	full, err := drawcheck.Verify(context.Background(), e.srv.URL+"/queue/drawn", drawcheck.Options{Number: 7, Ticket: tickets[7], Commitment: first.Hash})
+	if err != nil || !full.OK() {
+		t.Fatalf("draw verify on a real run: %v %+v", err, full)
+	}
 	for n := 1; n <= pre; n++ {
 		_, s, _ := e.do("GET", "/queue/drawn/status?ticket="+tickets[n], "", nil)
 		p, err := d.Position(uint64(n))
