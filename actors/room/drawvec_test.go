@@ -169,6 +169,8 @@ func computeVectors(t *testing.T) DrawVectors {
 		{vectorSeed(0x40), "", 0, 12, seq(1, 13)},
 		{vectorSeed(0x40), vectorSeed(0xa0), 0, 12, seq(1, 13)},
 		{vectorSeed(0x40), vectorSeed(0xa0), 300, 100_300, []uint64{301, 302, 50_000, 100_300}},
+		// quicknet round 657413's randomness (a recorded real round).
+		{vectorSeed(0x40), "fc1873a13f3545aeade8401532ef5519920652eee6b0d2b19ca12643b87b3587", 0, 30, seq(1, 31)},
 	} {
 		key := unhex(t, d.key)
 		var rnd []byte
