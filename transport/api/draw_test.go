@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,11 +131,68 @@ func TestCommittedDrawThroughHTTP(t *testing.T) {
 	if err != nil || !full.OK() {
 		t.Fatalf("draw verify on a real run: %v %+v", err, full)
 	}
+	jsAgrees(t, rev, first.Hash, 7, d)
 	for n := 1; n <= pre; n++ {
 		_, s, _ := e.do("GET", "/queue/drawn/status?ticket="+tickets[n], "", nil)
 		p, err := d.Position(uint64(n))
 		if err != nil || s["position"] != float64(p) {
 			t.Fatalf("number %d: status says %v, the reveal gives %d (%v)", n, s["position"], p, err)
+		}
+	}
+}
+
+// jsAgrees runs the page's verifier (transport/web/static/drawcheck.js)
+// under node on this real reveal: it recomputes number n's position as the
+// Go verifier does, and fails, as the Go verifier does, when the key, the
+// beacon value or the range is changed.
+func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawcheck.Draw) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	want, _ := d.Position(n)
+	run := func(rev room.Reveal) (bool, string) {
+		t.Helper()
+		in := filepath.Join(t.TempDir(), "input.json")
+		b, _ := json.Marshal(map[string]any{"reveal": rev, "noted": noted, "number": n, "told": want})
+		if err := os.WriteFile(in, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(node, filepath.Join("..", "web", "testdata", "drawcheck.mjs"),
+			filepath.Join("..", "web", "static", "drawcheck.js"), in).Output()
+		if err != nil {
+			t.Fatalf("node: %v", err)
+		}
+		var res struct {
+			OK       bool    `json:"ok"`
+			Position *string `json:"position"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		p := ""
+		if res.Position != nil {
+			p = *res.Position
+		}
+		return res.OK, p
+	}
+	if ok, p := run(rev); !ok || p != strconv.FormatUint(want, 10) {
+		t.Fatalf("JS verifier on the real reveal: ok %v position %s, Go %d", ok, p, want)
+	}
+	flip := func(s string) string { return strings.Replace(s, s[:1], map[bool]string{true: "1", false: "0"}[s[0] == '0'], 1) }
+	for name, tamper := range map[string]func(*room.Reveal){
+		"key":        func(r *room.Reveal) { r.Key = flip(r.Key) },
+		"randomness": func(r *room.Reveal) { b := *r.Beacon; b.Randomness = flip(b.Randomness); r.Beacon = &b },
+		"range":      func(r *room.Reveal) { r.To++; r.Size++ },
+	} {
+		bad := rev
+		tamper(&bad)
+		if ok, _ := run(bad); ok {
+			t.Errorf("JS verifier passes a reveal with a changed %s", name)
+		}
+		if rep, _ := drawcheck.Check(&bad, nil); rep.OK() && name != "range" {
+			t.Errorf("Go verifier passes a reveal with a changed %s", name)
 		}
 	}
 }
