@@ -180,7 +180,9 @@ func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawchec
 	if ok, p := run(rev); !ok || p != strconv.FormatUint(want, 10) {
 		t.Fatalf("JS verifier on the real reveal: ok %v position %s, Go %d", ok, p, want)
 	}
-	flip := func(s string) string { return strings.Replace(s, s[:1], map[bool]string{true: "1", false: "0"}[s[0] == '0'], 1) }
+	flip := func(s string) string {
+		return strings.Replace(s, s[:1], map[bool]string{true: "1", false: "0"}[s[0] == '0'], 1)
+	}
 	for name, tamper := range map[string]func(*room.Reveal){
 		"key":        func(r *room.Reveal) { r.Key = flip(r.Key) },
 		"randomness": func(r *room.Reveal) { b := *r.Beacon; b.Randomness = flip(b.Randomness); r.Beacon = &b },

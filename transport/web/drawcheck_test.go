@@ -9,7 +9,6 @@ import (
 	"testing"
 )
 
-
 // nodeOrSkip returns node's path; the draw's JavaScript verifier needs it.
 func nodeOrSkip(t *testing.T) string {
 	t.Helper()
@@ -51,8 +50,8 @@ func TestDrawVerifierJSMatchesVectors(t *testing.T) {
 		t.Fatalf("node drawvectors.mjs: %v", err)
 	}
 	var got struct {
-		Commitments []struct{ KeyHash, Bytes, Hash string }
-		Rounds      []struct{ H, Block, F string }
+		Commitments  []struct{ KeyHash, Bytes, Hash string }
+		Rounds       []struct{ H, Block, F string }
 		Permutations []struct{ Image []string }
 		Draws        []struct {
 			Seed      string
