@@ -53,8 +53,12 @@ type roomView struct {
 	CSP         string
 	CSSURL      string
 	JSURL       string
-	Initial     string
-	Data        roomData
+	// DrawCheckURL and DrawURL load the draw's verifier and its part of
+	// the page (the seal, "check the draw").
+	DrawCheckURL string
+	DrawURL      string
+	Initial      string
+	Data         roomData
 }
 
 // roomData is the JSON block room.js reads from <script id="aq-room">.
@@ -99,17 +103,19 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 
 	style := fmt.Sprintf(":root{--aq-accent:%s;--aq-accent-ink:%s}", accent, accentInk(accent))
 	v := roomView{
-		Lang:        lang,
-		T:           t,
-		Found:       p.Found,
-		Name:        name,
-		Message:     strings.TrimSpace(p.Message),
-		HeaderImage: image,
-		AccentStyle: template.CSS(style), // built from a validated #rrggbb only
-		CSP:         contentSecurityPolicy(base, image, style),
-		CSSURL:      assetURL(base, "room.css"),
-		JSURL:       assetURL(base, "room.js"),
-		Initial:     t.Joining,
+		Lang:         lang,
+		T:            t,
+		Found:        p.Found,
+		Name:         name,
+		Message:      strings.TrimSpace(p.Message),
+		HeaderImage:  image,
+		AccentStyle:  template.CSS(style), // built from a validated #rrggbb only
+		CSP:          contentSecurityPolicy(base, image, style),
+		CSSURL:       assetURL(base, "room.css"),
+		JSURL:        assetURL(base, "room.js"),
+		DrawCheckURL: assetURL(base, "drawcheck.js"),
+		DrawURL:      assetURL(base, "draw.js"),
+		Initial:      t.Joining,
 		Data: roomData{
 			Slug:      p.Slug,
 			Name:      name,

@@ -97,8 +97,8 @@ func TestRenderRoomEscapes(t *testing.T) {
 	p.Slug = `s"</script>`
 	html := render(t, p)
 
-	if n := strings.Count(html, "<script"); n != 2 {
-		t.Errorf("page has %d <script elements, want 2 (data block and room.js)", n)
+	if n := strings.Count(html, "<script"); n != 4 {
+		t.Errorf("page has %d <script elements, want 4 (data block, room.js, drawcheck.js, draw.js)", n)
 	}
 	for _, bad := range []string{`<img src=x`, `alert("x")</script>`, `onerror=alert(1)>`} {
 		if strings.Contains(html, bad) {
