@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,5 +118,66 @@ func TestDrawVerifyCommand(t *testing.T) {
 	}
 	if code, out := run("not a url"); code != 2 {
 		t.Fatalf("bad URL: exit %d\n%s", code, out)
+	}
+}
+
+// The real binary with --beacon-url at a chain whose committed round never
+// comes (the local server holds only recorded past rounds): the draw waits
+// --beacon-wait past the round's time, is made with the key alone, says so,
+// and `draw verify` passes it with that note. A beacon URL that cannot be
+// read keeps the node from starting, with one line.
+func TestDrawVerifyAgainstServer(t *testing.T) {
+	srv := beacontest.Start(t)
+	quick := beacontest.Chains()[1].Info.Hash
+	s := startServer(t, t.TempDir(), freeAddr(t), "--admin-token", "tok", "--beacon-url", srv.ChainURL(quick), "--beacon-wait", "1")
+	opens := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	body := `{"slug":"fair","name":"Fair sale","ratePerMinute":60,"active":true,"opensAt":"` + opens + `"}`
+	req, _ := http.NewRequest("POST", s.base+"/api/admin/queue/sites", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %v %v", res, err)
+	}
+	res.Body.Close()
+	var ticket string
+	for range 5 {
+		res, err := http.Post(s.base+"/queue/fair/join", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j struct{ Ticket string }
+		_ = json.NewDecoder(res.Body).Decode(&j)
+		res.Body.Close()
+		ticket = j.Ticket
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(s.base + "/queue/fair/draw")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no draw within 30 s of the opening")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	out, err := exec.Command(binary(t), "draw", "verify", s.base+"/queue/fair", "--number", "5", "--ticket", ticket).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "the draw verifies") || !strings.Contains(string(out), "made with the key alone") ||
+		!strings.Contains(string(out), "ok   position   number 5") {
+		t.Fatalf("draw verify: %v\n%s", err, out)
+	}
+	if srv.Requests < 2 {
+		t.Fatalf("the node asked the beacon %d times, want its info and the round", srv.Requests)
+	}
+
+	cmd := exec.Command(binary(t), "serve", "--addr", freeAddr(t), "--data-dir", t.TempDir(), "--admin-token", "tok", "--beacon-url", srv.URL+"/no-such-chain")
+	cmd.Env = envWithoutAQ()
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--beacon-url") || len(strings.Split(strings.TrimSpace(string(out)), "\n")) != 1 {
+		t.Fatalf("unreadable beacon: %v\n%s", err, out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/aditus-queue/aditus-queue/actors/beacon"
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
@@ -49,6 +51,10 @@ type serveConfig struct {
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
 	ProxyConfig, ProxyAddr string
+	// BeaconURL is a drand HTTP endpoint (chain URL) whose rounds committed
+	// draws mix in; BeaconWaitSeconds bounds the wait for a round.
+	BeaconURL         string
+	BeaconWaitSeconds int
 }
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
@@ -97,6 +103,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
+	str(&c.BeaconURL, "beacon-url", "", "drand HTTP endpoint of one chain (e.g. https://api.drand.sh/<chain hash>): committed draws mix in its round due after the pre-queue closes (default: none)")
+	num(&c.BeaconWaitSeconds, "beacon-wait", 30, "seconds a draw waits for its beacon round past the round's time before it is made with the key alone")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -128,6 +136,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LoadTestMaxRate < 1 || c.LoadTestMaxRate > load.MaxRate {
 		return nil, fmt.Errorf("--loadtest-max-rate must be 1–%d", load.MaxRate)
+	}
+	if c.BeaconWaitSeconds < 1 || c.BeaconWaitSeconds > 600 {
+		return nil, errors.New("--beacon-wait must be 1–600 seconds")
 	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
@@ -225,11 +236,15 @@ func serve(ctx context.Context, c *serveConfig) error {
 	}
 	guard := &health.Guard{AllowPrivate: c.AllowPrivateHealthURLs}
 	errc0 := make(chan error, 3)
+	deps := node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg),
+		LoadTests: node.LoadTestDeps{BaseURL: strings.TrimRight(c.PublicURL, "/")}, Health: health.NewHTTP(guard),
+		BeaconWait: time.Duration(c.BeaconWaitSeconds) * time.Second}
+	if err := openBeacon(ctx, c.BeaconURL, &deps); err != nil {
+		return err
+	}
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
-		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
-		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg),
-			LoadTests: node.LoadTestDeps{BaseURL: strings.TrimRight(c.PublicURL, "/")}, Health: health.NewHTTP(guard)},
+		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog, Deps: deps,
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
@@ -337,4 +352,22 @@ func adminToken(c *serveConfig, out io.Writer) ([]byte, error) {
 	}
 	fmt.Fprintf(out, "\nadmin token (shown once; only its hash is kept in %s):\n\n    %s\n\n", path, tok)
 	return h, nil
+}
+
+// openBeacon reads and checks the drand chain at url (nothing without one):
+// a node told to use a beacon it cannot read does not start.
+func openBeacon(ctx context.Context, url string, deps *node.Deps) error {
+	if url == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	cl, err := beacon.Open(ctx, url)
+	if err != nil {
+		return fmt.Errorf("--beacon-url: %w", err)
+	}
+	deps.Beacon = cl
+	ch := cl.Chain()
+	deps.Logger.Info("draws mix in a drand beacon", "chain", hex.EncodeToString(ch.Hash), "scheme", ch.Scheme, "period", ch.PeriodSeconds)
+	return nil
 }
