@@ -33,7 +33,7 @@ test('a visitor checks the draw in the browser; a changed reveal fails', async (
   const s = slug('drawn');
   // One admission a minute: nobody is admitted (and forwarded) during the test.
   const opensAt = new Date(Date.now() + 6000).toISOString();
-  await queue.createRoom({ slug: s, name: 'Drawn presale', ratePerMinute: 1, opensAt });
+  const { site } = await queue.createRoom({ slug: s, name: 'Drawn presale', ratePerMinute: 1, opensAt });
   for (let i = 0; i < 20; i++) await queue.join(s);
   const ctx = await browser.newContext({ locale: 'en-GB' });
   const page = await ctx.newPage();
@@ -44,6 +44,16 @@ test('a visitor checks the draw in the browser; a changed reveal fails', async (
   const seal = await page.textContent('#aq-draw-seal');
   assert.ok(seal.includes('sealed') && seal.includes(info.draw.commitment.slice(0, 16)), `seal: ${seal}`);
   assert.equal(await page.getAttribute('#aq-draw-link', 'href'), `${queue.base}/queue/${s}/info`);
+
+  // The console shows the same commitment.
+  const admin = await ctx.newPage();
+  await admin.goto(`${queue.base}/admin/`);
+  await admin.fill('#token', queue.adminToken);
+  await admin.click('#sign-in button[type=submit]');
+  await admin.goto(`${queue.base}/admin/#/room/${site.id}/settings`);
+  const line = await waitFor(() => admin.textContent('#room-draw:not([hidden])'), { message: 'the console\'s draw line' });
+  assert.ok(line.includes(info.draw.commitment), `console: ${line}`);
+  await admin.close();
 
   await waitFor(async () => (await attr(page, 'data-draw')) === 'drawn', { timeout: 30000, message: 'the draw' });
   assert.equal(await runCheck(page), 'ok', await page.textContent('#aq-draw-steps'));
