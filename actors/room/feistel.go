@@ -31,6 +31,10 @@ type feistelAES struct {
 	size  uint64
 	h     uint
 	mask  uint64
+	// in and out are the round's AES blocks, kept here so that the call
+	// through the cipher.Block interface does not move them to the heap
+	// each round. A feistelAES is therefore used by one goroutine.
+	in, out [16]byte
 }
 
 // newFeistelAES prepares the permutation; seed must be 32 bytes and size at
@@ -67,10 +71,9 @@ func DrawHalfBits(size uint64) uint {
 // masked to h bits. The block is version, round, h, a zero byte, size
 // (8 bytes) and r (4 bytes), all big-endian.
 func (f *feistelAES) round(i int, r uint64) uint64 {
-	var in, out [16]byte
-	putRoundBlock(&in, f.size, f.h, i, r)
-	f.block.Encrypt(out[:], in[:])
-	return binary.BigEndian.Uint64(out[:8]) & f.mask
+	putRoundBlock(&f.in, f.size, f.h, i, r)
+	f.block.Encrypt(f.out[:], f.in[:])
+	return binary.BigEndian.Uint64(f.out[:8]) & f.mask
 }
 
 func putRoundBlock(in *[16]byte, size uint64, h uint, i int, r uint64) {
