@@ -17,9 +17,9 @@ const (
 )
 
 // inversions measures how far the numbers issued depart from the order the
-// joins were frontJoin in: the share of pairs issued out of send order (the
+// joins were sent in: the share of pairs issued out of send order (the
 // normalised Kendall tau distance), the largest send-time gap of such a
-// pair, and how many of them were frontJoin more than limit apart. same, when
+// pair, and how many of them were sent more than limit apart. same, when
 // set, restricts the pairs to those it accepts.
 type inversions struct {
 	pairs, inverted, overLimit int
