@@ -64,7 +64,7 @@ func (d *drawer) stop() {
 // drawIfDue moves a due draw one step on: each tick queues at most one
 // write, and none while one is under way.
 func (g *roomGrain) drawIfDue(now time.Time) {
-	if g.writing {
+	if g.writes.writing {
 		return
 	}
 	c, ok := g.st.DrawPending(now.UnixNano())
@@ -148,9 +148,9 @@ func (g *roomGrain) openUncommitted(now time.Time) {
 	}
 }
 
-// queueTask queues one internal write and starts the pipeline.
+// queueTask queues one of the draw's writes.
 func (g *roomGrain) queueTask(kind string, decide func(now int64) ([]room.Event, error)) {
-	g.queue = append(g.queue, &task{kind: kind, decide: decide, done: func(err error) {
+	g.writes.add(&task{kind: kind, decide: decide, done: func(err error) {
 		if err != nil {
 			g.log.Warn("draw step failed", "step", kind, "error", err)
 		}
@@ -158,5 +158,4 @@ func (g *roomGrain) queueTask(kind string, decide func(now int64) ([]room.Event,
 			g.draw.stop()
 		}
 	}})
-	g.pump()
 }

@@ -152,6 +152,14 @@ func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawchec
 		t.Skip("node not installed")
 	}
 	want, _ := d.Position(n)
+	module := filepath.Join(t.TempDir(), "drawcheck.mjs")
+	src, err := os.ReadFile(filepath.Join("..", "web", "static", "drawcheck.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(module, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	run := func(rev room.Reveal) (bool, string) {
 		t.Helper()
 		in := filepath.Join(t.TempDir(), "input.json")
@@ -159,8 +167,7 @@ func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawchec
 		if err := os.WriteFile(in, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command(node, filepath.Join("..", "web", "testdata", "drawcheck.mjs"),
-			filepath.Join("..", "web", "static", "drawcheck.js"), in).Output()
+		out, err := exec.Command(node, filepath.Join("..", "web", "testdata", "drawcheck.mjs"), module, in).Output()
 		if err != nil {
 			t.Fatalf("node: %v", err)
 		}

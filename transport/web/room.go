@@ -52,16 +52,13 @@ type roomView struct {
 	AccentStyle template.CSS
 	CSP         string
 	CSSURL      string
-	JSURL       string
-	// DrawCheckURL and DrawURL load the draw's verifier and its part of
-	// the page (the seal, "check the draw").
-	DrawCheckURL string
-	DrawURL      string
-	Initial      string
-	Data         roomData
+	JSURL       string // room.js, the page's ES module
+	FallbackURL string // nomodule.js, for browsers without modules
+	Initial     string
+	Data        roomData
 }
 
-// roomData is the JSON block room.js reads from <script id="aq-room">.
+// roomData is the JSON block the page's scripts read from <script id="aq-room">.
 type roomData struct {
 	Slug      string   `json:"slug"`
 	Name      string   `json:"name"`
@@ -103,19 +100,18 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 
 	style := fmt.Sprintf(":root{--aq-accent:%s;--aq-accent-ink:%s}", accent, accentInk(accent))
 	v := roomView{
-		Lang:         lang,
-		T:            t,
-		Found:        p.Found,
-		Name:         name,
-		Message:      strings.TrimSpace(p.Message),
-		HeaderImage:  image,
-		AccentStyle:  template.CSS(style), // built from a validated #rrggbb only
-		CSP:          contentSecurityPolicy(base, image, style),
-		CSSURL:       assetURL(base, "room.css"),
-		JSURL:        assetURL(base, "room.js"),
-		DrawCheckURL: assetURL(base, "drawcheck.js"),
-		DrawURL:      assetURL(base, "draw.js"),
-		Initial:      t.Joining,
+		Lang:        lang,
+		T:           t,
+		Found:       p.Found,
+		Name:        name,
+		Message:     strings.TrimSpace(p.Message),
+		HeaderImage: image,
+		AccentStyle: template.CSS(style), // built from a validated #rrggbb only
+		CSP:         contentSecurityPolicy(base, image, style),
+		CSSURL:      assetURL(base, "room.css"),
+		JSURL:       assetURL(base, "room.js"),
+		FallbackURL: assetURL(base, "nomodule.js"),
+		Initial:     t.Joining,
 		Data: roomData{
 			Slug:      p.Slug,
 			Name:      name,

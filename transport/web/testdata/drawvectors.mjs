@@ -1,11 +1,12 @@
 // Computes the draw's test vectors with static/drawcheck.js (the page's
-// verifier) from their inputs: node drawvectors.mjs drawcheck.js vectors.json
-// Numbers are printed as decimal strings.
+// verifier, an ES module) from their inputs:
+// node drawvectors.mjs drawcheck.mjs vectors.json (the module copied with
+// the .mjs extension, so that node loads it as one). Numbers are printed as
+// decimal strings.
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
-await import(pathToFileURL(process.argv[2]).href);
-const D = globalThis.AQDraw;
+const D = await import(pathToFileURL(process.argv[2]).href);
 const v = JSON.parse(readFileSync(process.argv[3], 'utf8'));
 const sha = async (b) => D.hex(new Uint8Array(await crypto.subtle.digest('SHA-256', b)));
 const out = { commitments: [], rounds: [], permutations: [], draws: [] };
