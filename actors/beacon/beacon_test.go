@@ -2,6 +2,8 @@ package beacon_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"testing"
 	"time"
@@ -132,5 +134,31 @@ func TestClient(t *testing.T) {
 	}
 	if _, err := beacon.Open(ctx, "ftp://example.org/x"); err == nil {
 		t.Fatal("opened a non-HTTP URL")
+	}
+}
+
+// drand's unchained scheme on G2 (public key on G1, SHA-256(round) signed):
+// real rounds of drand's unchained testnet, recorded in drand's and
+// drand-verify's tests.
+func TestUnchainedRounds(t *testing.T) {
+	pk, _ := hex.DecodeString("8200fc249deb0148eb918d6e213980c5d01acd7fc251900d9260136da3b54836ce125172399ddc69c4e3e11429b62c11")
+	chain := &room.Chain{PublicKey: pk, Scheme: beacon.SchemeUnchained}
+	for _, r := range []struct {
+		round uint64
+		sig   string
+	}{
+		{7601003, "af7eac5897b72401c0f248a26b612c5ef68e0ff830b4d78927988c89b5db3e997bfcdb7c24cb19f549830cd02cb854a1143fd53a1d4e0713ded471260869439060d170a77187eb6371742840e43eccfa225657c4cc2d9619f7c3d680470c9743"},
+		{223344, "94f6b85df7cce7237e8e7df66d794ddad092de5d8bb6a791b97e905aa89852e506ac36a792eba7021e22eebf34891f8914bf9a8dd9233ea0a4c5ca00ef8404999f899073dd2eade61fe54077fee8168f83dcb61a758b6883b38904054e64a433"},
+	} {
+		sig, _ := hex.DecodeString(r.sig)
+		sum := sha256.Sum256(sig)
+		b := room.BeaconRound{Round: r.round, Signature: sig, Randomness: sum[:]}
+		if err := beacon.Verify(chain, &b); err != nil {
+			t.Errorf("round %d: %v", r.round, err)
+		}
+		b.Round++
+		if err := beacon.Verify(chain, &b); err == nil {
+			t.Errorf("round %d verified as round %d", r.round, b.Round)
+		}
 	}
 }
