@@ -107,6 +107,7 @@ func TestDrawVerifyCommand(t *testing.T) {
 		{"range shifted", func(r *room.Reveal) { r.From++; r.To++ }, []string{"--number", "9"}, "position"},
 		{"range inconsistent", func(r *room.Reveal) { r.Size++ }, nil, "range"},
 		{"closing time", func(r *room.Reveal) { r.Commitment.ClosesAtMs++ }, nil, "commitment"},
+		{"closed after the round", func(r *room.Reveal) { r.ClosedAtMs += 2000 }, nil, "timing"},
 		{"another commitment noted", func(*room.Reveal) {}, []string{"--commitment", strings.Repeat("ab", 32)}, "published"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/beacon"
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -173,6 +174,13 @@ func checkBeacon(r *Report, rev *room.Reveal, c *room.Commitment) ([]byte, bool)
 	due := c.Chain.RoundAfter(timeMs(c.ClosesAt))
 	if !r.add("round", c.Round == due, "round %d is the first published after the pre-queue closes (%d)", c.Round, due) {
 		return nil, false
+	}
+	if rev.Beacon != nil {
+		at := c.Chain.RoundTime(c.Round).UnixMilli()
+		if !r.add("timing", rev.ClosedAtMs < at, "the pre-queue closed at %s, before round %d was published (%s)",
+			timeMs(rev.ClosedAtMs).UTC().Format(time.RFC3339Nano), c.Round, timeMs(at).UTC().Format(time.RFC3339)) {
+			return nil, false
+		}
 	}
 	if rev.Beacon == nil {
 		if rev.BeaconMissing == "" {

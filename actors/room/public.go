@@ -62,7 +62,10 @@ type Reveal struct {
 	To       uint64 `json:"to"`
 	Size     uint64 `json:"size"`
 	ClosedAt string `json:"closedAt"`
-	DrawnAt  string `json:"drawnAt"`
+	// ClosedAtMs is ClosedAt in Unix milliseconds: a committed round must be
+	// published after it.
+	ClosedAtMs int64  `json:"closedAtMs"`
+	DrawnAt    string `json:"drawnAt"`
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
@@ -90,7 +93,8 @@ func (d *Draw) Reveal() (Reveal, bool) {
 	}
 	r := Reveal{Queue: d.Commit.Slug, Algorithm: d.Commit.Algorithm, Version: d.Version, Commitment: d.Commit.Public(),
 		Key: hex.EncodeToString(d.Key), BeaconMissing: d.BeaconMissing, Seed: hex.EncodeToString(d.Seed),
-		From: d.From, To: d.To, Size: d.To - d.From, ClosedAt: rfc3339(time.Unix(0, d.ClosedAt)), DrawnAt: rfc3339(time.Unix(0, d.At))}
+		From: d.From, To: d.To, Size: d.To - d.From, ClosedAt: rfc3339(time.Unix(0, d.ClosedAt)), ClosedAtMs: time.Unix(0, d.ClosedAt).UnixMilli(),
+		DrawnAt: rfc3339(time.Unix(0, d.At))}
 	if b := d.Beacon; b != nil {
 		r.Beacon = &PublicRound{Round: b.Round, Randomness: hex.EncodeToString(b.Randomness),
 			Signature: hex.EncodeToString(b.Signature), PreviousSignature: hex.EncodeToString(b.PreviousSignature)}

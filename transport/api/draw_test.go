@@ -109,7 +109,9 @@ func TestCommittedDrawThroughHTTP(t *testing.T) {
 		}
 		tickets[n] = j["ticket"].(string)
 	}
-	clock.Advance(10 * time.Minute) // past the opening; the round is published (recorded)
+	// Just past the opening, before the round's time: the grain closes the
+	// pre-queue, then reads the round (recorded, so already served).
+	clock.Advance(10*time.Minute - 900*time.Millisecond)
 	waitFor(t, 10*time.Second, "the draw", func() bool {
 		state, _ := drawInfoOf(t, e, "drawn")
 		return state == "drawn"
@@ -194,6 +196,7 @@ func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawchec
 		"key":        func(r *room.Reveal) { r.Key = flip(r.Key) },
 		"randomness": func(r *room.Reveal) { b := *r.Beacon; b.Randomness = flip(b.Randomness); r.Beacon = &b },
 		"range":      func(r *room.Reveal) { r.To++; r.Size++ },
+		"closing":    func(r *room.Reveal) { r.ClosedAtMs += 5000 },
 	} {
 		bad := rev
 		tamper(&bad)

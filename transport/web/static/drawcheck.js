@@ -203,6 +203,8 @@ async function check(rev, noted, number, told) {
       var due = roundAfter(c.closesAtMs, b.genesisTime, b.period);
       if (!step('round', BigInt(b.round) === due, 'round ' + b.round + ' is the first published after the pre-queue closes (' + due + ')')) return out;
       if (rev.beacon) {
+        var published = (BigInt(b.genesisTime) + (BigInt(b.round) - 1n) * BigInt(b.period)) * 1000n;
+        if (!step('timing', BigInt(rev.closedAtMs) < published, 'the pre-queue closed at ' + new Date(Number(rev.closedAtMs)).toISOString() + ', before round ' + b.round + ' was published (' + new Date(Number(published)).toISOString() + ')')) return out;
         if (!step('beacon', rev.beacon.round === b.round, 'round ' + rev.beacon.round + ', committed ' + b.round)) return out;
         var sig = unhex(rev.beacon.signature);
         var rnd = unhex(rev.beacon.randomness, 32);
