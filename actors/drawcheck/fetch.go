@@ -73,15 +73,21 @@ func Verify(ctx context.Context, base string, opt Options) (Report, error) {
 	if info.Draw == nil {
 		return Report{}, errors.New("the room has no committed draw")
 	}
-	if info.Draw.State != "drawn" {
-		return Report{}, fmt.Errorf("the draw is %s (commitment %s): it is not made yet", info.Draw.State, info.Draw.Hash)
+	// /info shows the room's current draw; armed again after a draw, that
+	// is the next one, and the reveal is of the draw made before it.
+	var published *room.PublicCommitment
+	if info.Draw.State == "drawn" {
+		published = &info.Draw.PublicCommitment
 	}
-	published := &info.Draw.PublicCommitment
 	if opt.Commitment != "" {
 		published = &room.PublicCommitment{Hash: strings.ToLower(opt.Commitment)}
 	}
 	var rev room.Reveal
-	if st, err := getJSON(ctx, opt.Client, base+"/draw", &rev); err != nil || st != http.StatusOK {
+	st, err := getJSON(ctx, opt.Client, base+"/draw", &rev)
+	switch {
+	case err == nil && st == http.StatusTooEarly:
+		return Report{}, fmt.Errorf("the draw is %s (commitment %s): it is not made yet", info.Draw.State, info.Draw.Hash)
+	case err != nil || st != http.StatusOK:
 		return Report{}, fmt.Errorf("GET /draw: status %d %v", st, err)
 	}
 	rep, d := Check(&rev, published)

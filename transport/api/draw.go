@@ -29,20 +29,21 @@ func drawOf(v *room.View) *drawInfo {
 	return &drawInfo{State: state, PublicCommitment: c.Public(), RevealURL: "/queue/" + v.Config.Slug + "/draw"}
 }
 
-// handleDraw reveals the room's latest committed draw: the key, the beacon
-// round and the range, so anyone can recompute every position
-// (docs/draw.md). While a draw is sealed it answers 425.
+// handleDraw reveals the room's latest committed draw made: the key, the
+// beacon round and the range, so anyone can recompute every position
+// (docs/draw.md). A room whose only committed draw is still sealed answers
+// 425; one armed again after a draw keeps revealing the draw made.
 func (s *Server) handleDraw(c echo.Context) error {
 	r, err := s.room(c)
 	if err != nil {
 		return err
 	}
 	v := r.View
-	if state, _ := v.DrawState(); state == "sealed" || state == "closed" {
-		return errNotDrawn
-	}
 	d, ok := v.LatestCommitted()
 	if !ok {
+		if state, _ := v.DrawState(); state == "sealed" || state == "closed" {
+			return errNotDrawn
+		}
 		return errNoDraw
 	}
 	rev, _ := d.Reveal()

@@ -141,6 +141,20 @@ func TestCommittedDrawThroughHTTP(t *testing.T) {
 			t.Fatalf("number %d: status says %v, the reveal gives %d (%v)", n, s["position"], p, err)
 		}
 	}
+
+	// Armed again: a new key and commitment in /info; the draw made stays
+	// revealed and verifiable.
+	e.patchSite(id, func(s map[string]any) { s["opensAt"] = clock.Now().Add(time.Hour).UTC().Format(time.RFC3339) })
+	state, next := drawInfoOf(t, e, "drawn")
+	if state != "sealed" || next.KeyHash == moved.KeyHash || next.Hash == moved.Hash || len(next.Previous) != 0 {
+		t.Fatalf("re-armed: %s %+v", state, next)
+	}
+	if st, again := reveal(t, e, "drawn"); st != http.StatusOK || again.Key != rev.Key {
+		t.Fatalf("reveal after re-arming: %d %+v", st, again)
+	}
+	if rep, err := drawcheck.Verify(context.Background(), e.srv.URL+"/queue/drawn", drawcheck.Options{Commitment: moved.Hash}); err != nil || !rep.OK() {
+		t.Fatalf("draw verify after re-arming: %v %+v", err, rep)
+	}
 }
 
 // jsAgrees runs the page's verifier (transport/web/static/drawcheck.js)
