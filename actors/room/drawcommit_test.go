@@ -133,6 +133,15 @@ func TestDrawCommitment(t *testing.T) {
 	if c := g.st.Armed.Commit; c == nil || !bytes.Equal(c.KeyHash, sha256Sum(next.Key)) || len(c.Previous) != 0 || g.st.Armed.From != d.To {
 		t.Fatalf("re-armed: got %+v", g.st.Armed)
 	}
+	// The numbers of the draw made keep their drawn places (and are
+	// admitted by them) while the next opening is armed.
+	now := at(3*hour + minute)
+	for n := uint64(1); n <= d.To; n++ {
+		st := g.st.StatusOf(n, now)
+		if !st.Drawn || st.Position != d.Position(n) || st.Admitted != (st.Position <= st.Serving) {
+			t.Fatalf("number %d of the earlier draw while re-armed: got %+v, want position %d", n, st, d.Position(n))
+		}
+	}
 }
 
 // testChain is a beacon of one round every 3 s from t0.
