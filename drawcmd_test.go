@@ -130,11 +130,11 @@ func TestDrawVerifyCommand(t *testing.T) {
 func TestDrawVerifyAgainstServer(t *testing.T) {
 	srv := beacontest.Start(t)
 	quick := beacontest.Chains()[1].Info.Hash
-	s := startServer(t, t.TempDir(), freeAddr(t), "--admin-token", "tok", "--beacon-url", srv.ChainURL(quick), "--beacon-wait", "1")
+	s := startServer(t, t.TempDir(), freeAddr(t), "--admin-token", drawTestToken, "--beacon-url", srv.ChainURL(quick), "--beacon-wait", "1")
 	opens := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
 	body := `{"slug":"fair","name":"Fair sale","ratePerMinute":60,"active":true,"opensAt":"` + opens + `"}`
 	req, _ := http.NewRequest("POST", s.base+"/api/admin/queue/sites", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Authorization", "Bearer "+drawTestToken)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != http.StatusCreated {
@@ -175,10 +175,13 @@ func TestDrawVerifyAgainstServer(t *testing.T) {
 		t.Fatalf("the node asked the beacon %d times, want its info and the round", srv.Requests)
 	}
 
-	cmd := exec.Command(binary(t), "serve", "--addr", freeAddr(t), "--data-dir", t.TempDir(), "--admin-token", "tok", "--beacon-url", srv.URL+"/no-such-chain")
+	cmd := exec.Command(binary(t), "serve", "--addr", freeAddr(t), "--data-dir", t.TempDir(), "--admin-token", drawTestToken, "--beacon-url", srv.URL+"/no-such-chain")
 	cmd.Env = envWithoutAQ()
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--beacon-url") || len(strings.Split(strings.TrimSpace(string(out)), "\n")) != 1 {
 		t.Fatalf("unreadable beacon: %v\n%s", err, out)
 	}
 }
+
+// drawTestToken is the servers' admin token in these tests.
+const drawTestToken = "draw-test-admin-token-0123456789"

@@ -112,7 +112,7 @@ func Start(cfg Config) (*Node, error) {
 		n.cluster.StartClient()
 	}
 	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
-	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
+	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger, cfg.Deps.Metrics)
 	n.Client.views = n.Views
 	n.Client.joins = newBatcher(n.Client)
 	n.watch(provider, members)
