@@ -16,6 +16,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
 
@@ -37,6 +38,7 @@ type bootstrap struct {
 	ls        *listeners
 	elog      persistence.Log
 	node      *node.Node
+	roomGuard func() error // refuses new rooms while the embedded log's disk is short of space
 	stopped   bool
 }
 
@@ -86,6 +88,10 @@ func (b *bootstrap) startNode(ctx context.Context) error {
 		}
 	}
 	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if fl, ok := b.elog.(*filelog.Log); ok {
+		diskGauges(b.reg, fl)
+		b.roomGuard = freeSpaceGuard(fl, c.MinFreeDisk)
+	}
 	actorLog := b.logger.With("component", "protoactor")
 	if c.LogLevel != "debug" {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")

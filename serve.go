@@ -61,6 +61,11 @@ type serveConfig struct {
 	// draws mix in; BeaconWaitSeconds bounds the wait for a round.
 	BeaconURL         string
 	BeaconWaitSeconds int
+	// MinFreeDisk is the free space, in bytes, under which the embedded
+	// log's node refuses new rooms.
+	MinFreeDisk int64
+	// LogRetention is how long events stay after a snapshot covers them.
+	LogRetention time.Duration
 }
 
 // minAdminToken is the shortest --admin-token accepted: the token guards
@@ -117,6 +122,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
 	str(&c.BeaconURL, "beacon-url", "", "drand HTTP endpoint of one chain (e.g. https://api.drand.sh/<chain hash>): committed draws mix in its round due after the pre-queue closes (default: none)")
 	num(&c.BeaconWaitSeconds, "beacon-wait", 30, "seconds a draw waits for its beacon round past the round's time before it is made with the key alone")
+	var minFree, retention string
+	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
+	str(&retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -161,6 +169,13 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if _, err := c.trusted(); err != nil {
 		return nil, err
+	}
+	var err error
+	if c.MinFreeDisk, err = parseBytes(minFree); err != nil {
+		return nil, fmt.Errorf("--min-free-disk: %w", err)
+	}
+	if c.LogRetention, err = parseDays(retention); err != nil || c.LogRetention < time.Minute {
+		return nil, fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", retention)
 	}
 	if c.RoomWriteQueue < 1 || c.RoomWriteQueue > maxRoomWriteQueue {
 		return nil, fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
@@ -252,7 +267,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
-		HealthGuard:    b.guard})
+		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
 	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
 		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
@@ -290,13 +305,13 @@ func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
 		defer cancel()
 		l, err := kafkalog.Open(octx, kafkalog.Config{Brokers: strings.Split(c.KafkaBrokers, ","),
 			EventsTopic: c.KafkaEventsTopic, SnapshotsTopic: c.KafkaSnapshotsTopic,
-			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication})
+			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication, Retention: c.LogRetention})
 		if err != nil {
 			return nil, fmt.Errorf("kafka at %s: %w", c.KafkaBrokers, err)
 		}
 		return l, nil
 	}
-	l, err := filelog.Open(filepath.Join(c.DataDir, "log"))
+	l, err := filelog.OpenOptions(filepath.Join(c.DataDir, "log"), filelog.Options{Retention: c.LogRetention})
 	if err != nil {
 		return nil, fmt.Errorf("embedded log: %w", err)
 	}

@@ -185,6 +185,9 @@ func (b *batcher) run(id string, rb *roomBatch, batch []*joinWait) {
 // request asks the grain for count numbers, or fails at once while the
 // room's circuit is open.
 func (b *batcher) request(id string, count int) joinOutcome {
+	if b.c.logErr != nil && b.c.logErr() != nil {
+		return joinOutcome{err: ErrLogUnavailable}
+	}
 	if !b.breaker.allow(id) {
 		return joinOutcome{err: ErrLogUnavailable}
 	}

@@ -190,6 +190,11 @@ func (s *Server) handleSiteCreate(c echo.Context) error {
 	if err := s.checkHealthURL(c.Request().Context(), &cfg, ""); err != nil {
 		return err
 	}
+	if s.roomGuard != nil {
+		if err := s.roomGuard(); err != nil {
+			return errorf(http.StatusInsufficientStorage, "insufficient_storage", err.Error())
+		}
+	}
 	res, err := s.client.Create(c.Request().Context(), cfg, "admin")
 	if err != nil {
 		return err

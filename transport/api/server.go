@@ -56,6 +56,10 @@ type Config struct {
 	// AdminTokenHash, Hash and Clients. Give the one the other admin
 	// sockets use, so that they share its cache and failure budget.
 	Auth *adminauth.Authenticator
+	// RoomGuard, when set, is asked before a room is created; an error
+	// refuses it with 507 insufficient_storage and the error's text (the
+	// embedded log's free-space floor).
+	RoomGuard func() error
 }
 
 // Server is the HTTP front of one node.
@@ -79,6 +83,7 @@ type Server struct {
 	prefixes       answerPrefixes
 	loadTestLimits loadtest.Limits
 	healthGuard    *health.Guard
+	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 }
 
@@ -101,6 +106,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
 		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard,
+		roomGuard:   cfg.RoomGuard,
 		adminRoutes: cfg.AdminRoutes, clients: cfg.Clients, auth: cfg.Auth}
 	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
 		s.loadTestLimits = loadtest.DefaultLimits
@@ -142,8 +148,10 @@ func (s *Server) Ops() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.metricsHandler)
 	mux.HandleFunc("GET /queue/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		status, body := s.health()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(s.health())
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(body)
 	})
 	return mux
 }

@@ -34,19 +34,28 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
 }
 
-// handleHealthz answers without touching the log or a grain. A node that
-// holds rooms it cannot serve (their keys do not open here) says it is
-// degraded, and why, still with 200: it serves every other room, and
-// restarting it would not change its master key.
+// handleHealthz answers without touching the log or a grain: 503
+// unhealthy once the node's log failed for good (it ends soon), else 200,
+// ok or degraded.
 func (s *Server) handleHealthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, s.health())
+	status, body := s.health()
+	return c.JSON(status, body)
 }
 
-// health is the healthz answer: ok, or degraded with the reason.
-func (s *Server) health() map[string]any { return Health(s.views) }
+// health is the healthz answer with its status. The unhealthy reason leaves
+// out the path and the system's words, which are in the node's log.
+func (s *Server) health() (int, map[string]any) {
+	if s.node.LogErr() != nil {
+		return http.StatusServiceUnavailable, map[string]any{"status": "unhealthy",
+			"reason": "the event log failed (the disk refused a write or an fsync); joins are refused and the node restarts"}
+	}
+	return http.StatusOK, Health(s.views)
+}
 
 // Health is the /queue/healthz answer of a node holding views: ok, or
-// degraded with the reason while it holds rooms it cannot serve.
+// degraded with the reason while it holds rooms it cannot serve. A node
+// that cannot serve a room still answers 200: it serves every other room,
+// and restarting it would not change its master key.
 func Health(views *node.Views) map[string]any {
 	if n := len(views.Unavailable()); n > 0 {
 		return map[string]any{"status": "degraded", "roomsUnavailable": n,
