@@ -45,6 +45,8 @@ type serveConfig struct {
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
 	LoadTestMaxRate, LoadTestMaxSeconds                            int
+	// MaxPageSockets bounds the waiting-page WebSockets of this node.
+	MaxPageSockets int
 	// AllowPrivateHealthURLs lets autoRate health URLs reach loopback and
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
@@ -92,6 +94,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
 	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
 	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
+	num(&c.MaxPageSockets, "max-page-sockets", ws.DefaultPerNode, "most waiting-page WebSockets this node holds; beyond it pages poll (each socket is an open file)")
 	allowPrivate := getenv(envName("allow-private-health-urls"))
 	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
@@ -131,6 +134,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
+	}
+	if c.MaxPageSockets < 1 {
+		return nil, fmt.Errorf("--max-page-sockets must be at least 1, not %d", c.MaxPageSockets)
 	}
 	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
 		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
@@ -242,7 +248,14 @@ func serve(ctx context.Context, c *serveConfig) error {
 		}
 		defer stopProxy()
 	}
-	hub := ws.NewHub(n.Views, logger, time.Now)
+	hub, err := ws.NewHub(n.Views, logger, time.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: c.MaxPageSockets})
+	if err != nil {
+		n.Stop(context.Background())
+		return fmt.Errorf("waiting-page sockets: %w", err)
+	}
+	reg.MustRegister(hub.Collectors()...)
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_presence_dropped_total",
+		Help: "Presence reports dropped because their room's sync message was full."}, func() float64 { return float64(n.Views.SeenDropped()) }))
 	console, err := dashboard.New(dashboard.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
 	if err != nil {
 		return fmt.Errorf("console: %w", err)
