@@ -59,6 +59,10 @@ fi
 
 echo "== go vet"
 go vet ./...
+# go.mod names what the project imports directly; a change that adds or
+# drops an import without tidying fails here, not in a reader's head.
+echo "== go mod tidy"
+go mod tidy -diff
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
