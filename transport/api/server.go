@@ -22,6 +22,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
 
 // Config wires the server.
@@ -47,6 +48,9 @@ type Config struct {
 	// AdminRoutes lets other parts add routes to the authenticated admin
 	// group; adminOnly refuses qak_ keys with 403.
 	AdminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	// ClientAddr tells each request's client address, for the budgets per
+	// address; nil believes no forwarding header (the peer is the client).
+	ClientAddr *clientaddr.Resolver
 }
 
 // Server is the HTTP front of one node.
@@ -67,6 +71,7 @@ type Server struct {
 	loadTestLimits loadtest.Limits
 	healthGuard    *health.Guard
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	codeAttempts   *codeAttempts
 }
 
 // New builds the server and registers every route.
@@ -82,6 +87,10 @@ func New(cfg Config) *Server {
 	}
 	if s.healthGuard == nil {
 		s.healthGuard = &health.Guard{}
+	}
+	var err error
+	if s.codeAttempts, err = newCodeAttempts(cfg.ClientAddr, cfg.Now); err != nil {
+		panic(err) // codeBudget is a constant: this is a programming error
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
