@@ -27,9 +27,10 @@ type gate struct {
 	page       *page
 	store      Store
 	now        func() time.Time
-	// secure decides the cookie's Secure attribute (cookie_secure).
+	log        *slog.Logger
+	// secure decides the cookie's Secure attribute (cookie_secure; until
+	// New sets it, TLS to this proxy alone).
 	secure func(*http.Request) bool
-	log    *slog.Logger
 
 	box atomic.Pointer[cookieBox]
 	// keyMu serialises fetching the key from the store.
