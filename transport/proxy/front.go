@@ -20,8 +20,9 @@ type front struct {
 	crawlers *crawler.Verifier
 }
 
-func newFront(s Server, dns crawler.Resolver, o Options) (*front, error) {
-	c := crawler.Defaults(dns)
+// newFront is the front of server block s; o.DNS and o.Now must be set.
+func newFront(s Server, o Options) (*front, error) {
+	c := crawler.Defaults(o.DNS)
 	c.Now = o.Now
 	v, err := crawler.NewVerifier(c)
 	if err != nil {

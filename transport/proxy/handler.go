@@ -94,7 +94,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 	if o.DNS == nil {
 		o.DNS = net.DefaultResolver
 	}
-	fr, err := newFront(cfg.Server, o.DNS, o)
+	fr, err := newFront(cfg.Server, o)
 	if err != nil {
 		return nil, err
 	}
