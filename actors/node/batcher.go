@@ -9,7 +9,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
-// Order of joins (DESIGN.md "Joins in batches").
+// Order of joins (docs/architecture.md, "A join").
 //
 // A front node gathers the joins of one room that arrive while its previous
 // batch for that room is on its way, or until batchWindow after it was

@@ -199,17 +199,14 @@ func (c *Client) Create(ctx context.Context, cfg room.Config, actor string) (*Cr
 	return &r, nil
 }
 
-// Admin performs an administrative operation on room id.
+// Admin performs an administrative operation on room id: one of the
+// operations of the room grain's table that take an AdminRequest.
 func (c *Client) Admin(ctx context.Context, id, op string, req AdminRequest, out any) error {
-	switch op {
-	case opGet, opConfigure, opDelete, opRotate, opKeyAdd, opKeyList, opKeyRemove,
-		opCodeAdd, opCodeList, opCodeChange, opCodeRemove, opAudit, opAuthKey,
-		opHealthCheck, opRateLog:
-	default:
+	if o, ok := roomOps[op]; !ok || !o.admin {
 		return fmt.Errorf("unknown admin operation %q", op)
 	}
 	err := c.call(ctx, id, KindRoom, op, req, out)
-	if err == nil && op == opDelete {
+	if err == nil && op == OpDelete {
 		if v, ok := out.(*room.View); ok {
 			c.views.offer(v)
 			_ = c.call(ctx, DirectoryID, KindDirectory, opRelease, DirectoryEntry{Slug: v.Config.Slug, ID: id}, nil)
@@ -222,27 +219,6 @@ func (c *Client) Admin(ctx context.Context, id, op string, req AdminRequest, out
 	}
 	return err
 }
-
-// Admin operation names for the transport.
-const (
-	OpGet        = opGet
-	OpConfigure  = opConfigure
-	OpDelete     = opDelete
-	OpRotate     = opRotate
-	OpKeyAdd     = opKeyAdd
-	OpKeyList    = opKeyList
-	OpKeyRemove  = opKeyRemove
-	OpCodeAdd    = opCodeAdd
-	OpCodeList   = opCodeList
-	OpCodeChange = opCodeChange
-	OpCodeRemove = opCodeRemove
-	OpAudit      = opAudit
-	OpAuthKey    = opAuthKey
-	// OpHealthCheck is the self-regulating rate's test call
-	// (HealthTestResult); OpRateLog lists its adjustments, newest first.
-	OpHealthCheck = opHealthCheck
-	OpRateLog     = opRateLog
-)
 
 // List returns every room's directory entry.
 func (c *Client) List(ctx context.Context) ([]DirectoryEntry, error) {

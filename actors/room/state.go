@@ -506,7 +506,7 @@ func (s *State) DecideDelete(now int64, actor string) ([]Event, error) {
 // Join hands out the next number at now. It is the hot path and writes no
 // event: the number comes from the current reservation (ErrNeedBlock when it
 // is used up). Before the number is counted, the line is re-based so that a
-// quiet room does not bank capacity (DESIGN.md invariant 3).
+// quiet room does not bank capacity (docs/architecture.md, invariant 3).
 func (s *State) Join(now int64) (uint64, error) {
 	if !s.Live() {
 		return 0, ErrNotFound

@@ -74,8 +74,8 @@ if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 fi
 # -race on the packages with concurrency of our own. Not on transport/api
 # and the cluster tests: protoactor-go's cluster races with itself when
-# several actor systems share one process (DEPENDENCIES.md, pitfall 5), which
-# those tests do by design; their concurrency is exercised without -race.
+# several actor systems share one process (docs/architecture.md,
+# "Dependencies", pitfall 5), which those tests do by design; their concurrency is exercised without -race.
 echo "== go test -race"
 go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/crawler/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
