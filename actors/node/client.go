@@ -56,24 +56,10 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		}
 		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt))
 		if err == nil {
-			r, ok := res.(*wire.Response)
-			if !ok {
-				return fmt.Errorf("%s: unexpected answer %T", op, res)
+			var final bool
+			if final, err = answer(op, res, out); final {
+				return err
 			}
-			if r.Code == "" {
-				if out != nil {
-					return json.Unmarshal(r.Body, out)
-				}
-				return nil
-			}
-			e := &Error{Code: r.Code, Message: r.Message}
-			if f, m, ok := strings.Cut(r.Message, "\x00"); ok {
-				e.Field, e.Message = f, m
-			}
-			if e.Code != CodeUnavailable {
-				return e
-			}
-			err = e
 		}
 		if ctx.Err() != nil {
 			return ErrUnavailable
@@ -98,6 +84,26 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 			backoff *= 2
 		}
 	}
+}
+
+// answer reads a grain's answer into out. final is false when the answer
+// is CodeUnavailable (err): the call tries again.
+func answer(op string, res, out any) (final bool, err error) {
+	r, ok := res.(*wire.Response)
+	if !ok {
+		return true, fmt.Errorf("%s: unexpected answer %T", op, res)
+	}
+	if r.Code == "" {
+		if out != nil {
+			return true, json.Unmarshal(r.Body, out)
+		}
+		return true, nil
+	}
+	e := &Error{Code: r.Code, Message: r.Message}
+	if f, m, ok := strings.Cut(r.Message, "\x00"); ok {
+		e.Field, e.Message = f, m
+	}
+	return e.Code != CodeUnavailable, e
 }
 
 // attempt makes one grain request, bounded by per and ctx. protoactor's

@@ -10,43 +10,10 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
-
-// Sealer seals secrets at rest under the node master key.
-type Sealer interface {
-	Seal(plaintext, associatedData []byte) []byte
-	Open(sealed, associatedData []byte) ([]byte, error)
-}
-
-// Hasher hashes high-entropy secrets (API keys, bypass codes).
-type Hasher func(secret string) []byte
-
-// Deps are what grains need from the node.
-type Deps struct {
-	Log    persistence.Log
-	Sealer Sealer
-	Hash   Hasher
-	Now    func() time.Time
-	Logger *slog.Logger
-	// WriteTimeout bounds one append with its read-back.
-	WriteTimeout time.Duration
-	// WriteQueue bounds each room's queue of writes asked for by callers
-	// (bypass codes, changes); beyond it they are answered busy. 0 is
-	// DefaultWriteQueue.
-	WriteQueue int
-	Metrics    *Metrics
-	LoadTests  LoadTestDeps
-	// Health fetches the shops' health URLs for the self-regulating rate;
-	// nil turns polling off.
-	Health health.Fetcher
-	// HealthInterval, when set, replaces every room's intervalSeconds
-	// (tests only: the public configuration allows 5 s at least).
-	HealthInterval time.Duration
-}
 
 const (
 	tickInterval       = 100 * time.Millisecond
@@ -55,12 +22,6 @@ const (
 	snapshotInterval   = 30 * time.Second
 	subscriberTTL      = 6 * time.Second
 	maxWaiters         = 100_000
-	// abandonInterval is how often the grain looks for abandoned numbers
-	// ahead of the window; abandonAhead how far ahead it looks, a little
-	// more than one interval of the rate, so the window never reaches a
-	// position no scan has examined.
-	abandonInterval = 2 * time.Second
-	abandonAhead    = 3 * time.Second
 )
 
 // Local messages (never cross members).
@@ -339,51 +300,6 @@ func (g *roomGrain) onTick() {
 	g.publish(false)
 	g.ticker.setPeriod(g.tickPeriod(now))
 	g.restIfGone(now)
-}
-
-// seen records presence reports (a join is the first). Numbers never
-// issued are ignored: a report must not make the memory grow for nobody.
-func (g *roomGrain) seen(numbers []uint64, now int64) {
-	if !g.st.Config.Abandon.Enabled {
-		return
-	}
-	for _, n := range numbers {
-		if n <= g.st.Issued {
-			g.presence.Seen(n, now)
-		}
-	}
-}
-
-// scanAbandoned looks for silent numbers just ahead of the window. Most
-// scans find nothing and write nothing; when one finds some, the write is
-// queued and decides again against the state it finds then.
-func (g *roomGrain) scanAbandoned(now int64) {
-	if !g.st.Config.Abandon.Enabled {
-		// Nobody reports presence while detection is off.
-		g.presence.Forget(&g.st.View, now)
-		return
-	}
-	if g.abandoning {
-		return
-	}
-	evs, cursor := g.st.DecideAbandon(g.presence, now, abandonAhead)
-	if len(evs) == 0 {
-		g.presence.Examined(&g.st.View, cursor)
-		return
-	}
-	g.abandoning = true
-	g.writes.add(&task{kind: "abandon", decide: func(now int64) ([]room.Event, error) {
-		evs, cursor := g.st.DecideAbandon(g.presence, now, abandonAhead)
-		if len(evs) == 0 {
-			g.presence.Examined(&g.st.View, cursor)
-		}
-		return evs, nil
-	}, done: func(err error) {
-		g.abandoning = false
-		if err == nil {
-			g.presence.Examined(&g.st.View, g.st.AbandonScan)
-		}
-	}})
 }
 
 func (g *roomGrain) saveSnapshot() {
