@@ -21,7 +21,7 @@ var codeBudget = ratelimit.Config{Rate: 10.0 / 60, Burst: 10, Capacity: 100_000}
 
 // errTooManyAttempts answers a client over its code budget, whatever code
 // it sent: the answer says nothing about the code.
-var errTooManyAttempts = errorf(http.StatusTooManyRequests, "too_many_attempts",
+var errTooManyAttempts = errorf(http.StatusTooManyRequests, "rate_limited",
 	"Too many bypass code attempts from this address; try again after the time in Retry-After.")
 
 // codeAttempts limits bypass-code attempts (POST /bypass, /enter?code=)

@@ -40,7 +40,7 @@ func TestBypassAttemptsLimitedPerAddress(t *testing.T) {
 	clock := newStillClock()
 	e := newEnvWith(t, func(d *node.Deps, c *Config) {
 		d.Now, c.Now = clock.Now, clock.Now
-		c.ClientAddr = loopbackProxy
+		c.Clients = loopbackProxy
 	})
 	id, _ := e.createRoom("vip", 60)
 	st, m, _ := e.do("POST", "/api/admin/queue/sites/"+id+"/bypass-codes", adminTok, map[string]any{"label": "Press"})
@@ -83,7 +83,7 @@ func TestBypassAttemptsLimitedPerAddress(t *testing.T) {
 			t.Fatalf("answers beyond the budget differ: %q Retry-After %q, want %q and 6", answers[i], retry[i], answers[0])
 		}
 	}
-	if !bytes.Contains(answers[0], []byte(`"error":"too_many_attempts"`)) {
+	if !bytes.Contains(answers[0], []byte(`"error":"rate_limited"`)) {
 		t.Fatalf("429 body %s", answers[0])
 	}
 	// Another address (its own /64 for IPv6) is not held up.
