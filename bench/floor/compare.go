@@ -176,6 +176,7 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	var res Result
 	err = func() error {
 		queue := load.NewTarget(client, base, room.Slug)
+		defer queue.Close()
 		if cfg.Status.Duration > 0 {
 			p, err := compareStatus(ctx, client, queue, fl, room.Slug, cfg)
 			if err != nil {
@@ -243,6 +244,7 @@ func compareJoin(ctx context.Context, client *http.Client, queue *load.Target, f
 // compareRounds runs lc on the floor and the real server, alternately, for
 // cfg.Rounds rounds.
 func compareRounds(ctx context.Context, queue, floorTarget *load.Target, lc load.Config, cfg Config) (Pair, error) {
+	defer floorTarget.Close()
 	p := Pair{Profile: lc.Profile}
 	for i := range max(cfg.Rounds, 1) {
 		// Alternate which side goes first (floor, real, real, floor, …), so
@@ -341,6 +343,7 @@ func comparePush(ctx context.Context, client *http.Client, queue *load.Target, f
 		{name: SideFloor, target: load.NewTarget(client, fl.URL(), room.Slug), changer: fl, memory: floorMem},
 		{name: SideReal, target: queue, changer: room, memory: realMemReader},
 	}
+	defer sides[0].target.Close()
 	defer func() {
 		for _, s := range sides {
 			if s.sockets != nil {
