@@ -136,6 +136,15 @@ func (t *Target) Status(ctx context.Context, ticket string) Class {
 	return classifyStatus(a.status)
 }
 
+// URL returns the method and URL of one request of profile p (join or
+// status; status polls ticket), for another client to send.
+func (t *Target) URL(p Profile, ticket string) (method, u string) {
+	if p == ProfileJoin {
+		return http.MethodPost, t.joinURL
+	}
+	return http.MethodGet, t.statusURL + url.QueryEscape(ticket)
+}
+
 // abortOn interrupts the target's open requests when ctx ends, until the
 // returned stop is called.
 func (t *Target) abortOn(ctx context.Context) (stop func() bool) { return t.wire.abortOn(ctx) }
