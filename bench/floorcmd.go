@@ -220,8 +220,8 @@ func printRatio(w io.Writer, p floor.Pair) {
 		fmt.Fprintf(w, "  round %d: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s\n", i+1, r.Real.Achieved(), r.Floor.Achieved(),
 			floorRatio(r.Real.Achieved(), r.Floor.Achieved()), load.FormatDuration(r.Real.Latency.Quantile(0.99)), load.FormatDuration(r.Floor.Latency.Quantile(0.99)))
 		if r.WrkFloor != nil && r.WrkReal != nil {
-			fmt.Fprintf(w, "  round %d, wrk: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s\n", i+1, r.WrkReal.Rate, r.WrkFloor.Rate,
-				floorRatio(r.WrkReal.Rate, r.WrkFloor.Rate), load.FormatDuration(r.WrkReal.P99), load.FormatDuration(r.WrkFloor.P99))
+			fmt.Fprintf(w, "  round %d, wrk: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s, errors %d vs %d\n", i+1, r.WrkReal.Rate, r.WrkFloor.Rate,
+				floorRatio(r.WrkReal.Rate, r.WrkFloor.Rate), load.FormatDuration(r.WrkReal.P99), load.FormatDuration(r.WrkFloor.P99), r.WrkReal.Errors, r.WrkFloor.Errors)
 		}
 	}
 	if p.HasWrk() {
