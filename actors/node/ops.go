@@ -69,6 +69,10 @@ const (
 	// CodeLogUnavailable: the room's log cannot be written; answered at
 	// once, not after the call timeout (joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
+	// CodeBusy: a bound on work waiting for the room is reached (the
+	// joins a front gathers for one room); answered at once, 503 with
+	// Retry-After.
+	CodeBusy = "busy"
 )
 
 // Error is an error answered by a grain, as a value.

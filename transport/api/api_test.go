@@ -47,12 +47,23 @@ func newEnvOn(t *testing.T, l persistence.Log) *env {
 // changed by edit before they start.
 func newEnvWith(t *testing.T, edit func(*node.Deps, *Config)) *env {
 	t.Helper()
+	return newEnvWithNode(t, edit, nil)
+}
+
+// newEnvWithNode is newEnvWith with the node's configuration changed by
+// editNode (nil: none) too.
+func newEnvWithNode(t *testing.T, edit func(*node.Deps, *Config), editNode func(*node.Config)) *env {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	deps := node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}
 	cfg := Config{PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry()}
 	edit(&deps, &cfg)
-	n, err := node.Start(node.Config{Member: true, Deps: deps})
+	nc := node.Config{Member: true, Deps: deps}
+	if editNode != nil {
+		editNode(&nc)
+	}
+	n, err := node.Start(nc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ var statusOf = map[string]int{
 	node.CodeNotIssued:      http.StatusNotFound,
 	node.CodeUnavailable:    http.StatusServiceUnavailable,
 	node.CodeLogUnavailable: http.StatusServiceUnavailable,
+	node.CodeBusy:           http.StatusServiceUnavailable,
 	node.CodeUnauthorized:   http.StatusUnauthorized,
 	node.CodeForbidden:      http.StatusForbidden,
 	node.CodeNoCode:         http.StatusNotFound,

@@ -7,6 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
 type httpMetrics struct {
@@ -54,6 +56,18 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	}
 	reg.MustRegister(m.requests, m.latency)
 	return m
+}
+
+// registerJoinMetrics exports the front's gathered joins and its busy
+// refusals.
+func registerJoinMetrics(reg prometheus.Registerer, n *node.Node) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_joins_pending",
+			Help: "Joins this front has gathered, in all rooms, that are not on their way to a grain yet."},
+			func() float64 { return float64(n.JoinsPending()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_joins_busy_total",
+			Help: "Joins refused busy because their room's gathered joins were at the bound."},
+			func() float64 { return float64(n.JoinsRefused()) }))
 }
 
 // middleware counts requests per route. The health check is left out, so

@@ -89,6 +89,9 @@ func New(cfg Config) *Server {
 	e.Server.ReadHeaderTimeout = 10 * time.Second
 	e.Server.IdleTimeout = 120 * time.Second
 	s.metrics = newHTTPMetrics(cfg.Registry)
+	if cfg.Node != nil {
+		registerJoinMetrics(cfg.Registry, cfg.Node)
+	}
 	e.Use(middleware.Recover())
 	e.Use(s.metrics.middleware)
 	e.Use(middleware.BodyLimit("64K"))
