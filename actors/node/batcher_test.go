@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,45 +45,65 @@ func createRoom(t *testing.T, n *Node, slug string, rate float64) (id string, r 
 }
 
 // Many visitors joining at once at one front share cluster calls, and each
-// gets a number of its own with a ticket the front accepts (invariant 1).
+// gets a number of its own with a ticket the front accepts (invariant 1):
+// the visitors who arrive while a batch is on its way go in one batch when
+// it comes back.
 func TestJoinsTravelInBatches(t *testing.T) {
-	n := startNode(t, memlog.New())
-	stopNode(t, n)
-	id, r := createRoom(t, n, "batched", 60)
+	h := newHeldRoom(t, "batched")
+	r := h.n.Views.cached(h.id)
+	if r == nil || r.TicketKey == nil {
+		t.Fatal("the room's view is not on the front")
+	}
 	const workers, each = 64, 40
 	var (
 		mu   sync.Mutex
 		seen = map[uint64]bool{}
 		wg   sync.WaitGroup
 	)
-	before := n.Client.joins.batches.Load()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				j, err := n.Client.Join(ctx, id)
-				cancel()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if got, ok := room.ParseTicket(r.TicketKey, id, j.Ticket); !ok || got != j.Number {
-					t.Errorf("ticket of %d: got %d %v", j.Number, got, ok)
-				}
-				if j.View.Issued < j.Number {
-					t.Errorf("answer of %d shows issued %d", j.Number, j.View.Issued)
-				}
-				mu.Lock()
-				if seen[j.Number] {
-					t.Errorf("number %d issued twice", j.Number)
-				}
-				seen[j.Number] = true
-				mu.Unlock()
-			}
-		}()
+	check := func(j *JoinResult) {
+		if got, ok := room.ParseTicket(r.TicketKey, h.id, j.Ticket); !ok || got != j.Number {
+			t.Errorf("ticket of %d: got %d %v", j.Number, got, ok)
+		}
+		if j.View.Issued < j.Number {
+			t.Errorf("answer of %d shows issued %d", j.Number, j.View.Issued)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[j.Number] {
+			t.Errorf("number %d issued twice", j.Number)
+		}
+		seen[j.Number] = true
 	}
+	worker := func(first <-chan joined) {
+		defer wg.Done()
+		f := <-first
+		if f.err != nil {
+			t.Error(f.err)
+			return
+		}
+		check(f.j)
+		for range each - 1 {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			j, err := h.n.Client.Join(ctx, h.id)
+			cancel()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			check(j)
+		}
+	}
+	// The first visitor's batch is held on its way while the others
+	// arrive.
+	h.hold.Store(true)
+	wg.Add(workers)
+	go worker(h.joinAsync())
+	<-h.held
+	for i := 1; i < workers; i++ {
+		go worker(h.joinAsync())
+	}
+	h.waitPending(t, workers-1)
+	close(h.release)
 	wg.Wait()
 	if len(seen) != workers*each {
 		t.Fatalf("got %d distinct numbers, want %d", len(seen), workers*each)
@@ -92,10 +113,10 @@ func TestJoinsTravelInBatches(t *testing.T) {
 			t.Fatalf("number %d missing: numbers of one activation have no gaps", i)
 		}
 	}
-	batches := n.Client.joins.batches.Load() - before
-	t.Logf("%d joins in %d batches", workers*each, batches)
-	if batches > workers*each/2 {
-		t.Fatalf("got %d cluster calls for %d joins, want them batched", batches, workers*each)
+	sizes := h.sizes()
+	t.Logf("%d joins in %d batches", workers*each, len(sizes))
+	if len(sizes) < 2 || sizes[0] != 1 || sizes[1] != workers-1 {
+		t.Fatalf("first batches %v, want the held one of 1, then the %d who arrived meanwhile together", sizes[:min(len(sizes), 2)], workers-1)
 	}
 }
 
@@ -109,6 +130,15 @@ type heldRoom struct {
 	held    chan int // the held batch's size, once it is on its way
 	release chan struct{}
 	hold    atomic.Bool
+	mu      sync.Mutex // guards sent
+	sent    []int      // the size of every batch sent, in order
+}
+
+// sizes returns the size of every batch sent so far.
+func (h *heldRoom) sizes() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.sent)
 }
 
 func newHeldRoom(t *testing.T, slug string) *heldRoom {
@@ -120,6 +150,9 @@ func newHeldRoom(t *testing.T, slug string) *heldRoom {
 	send := h.b.request
 	h.b.mu.Lock()
 	h.b.send = func(id string, count int) joinOutcome {
+		h.mu.Lock()
+		h.sent = append(h.sent, count)
+		h.mu.Unlock()
 		if h.hold.CompareAndSwap(true, false) {
 			h.held <- count
 			<-h.release

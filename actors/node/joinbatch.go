@@ -87,7 +87,8 @@ type joinDesk struct {
 // joinBatch serves one batch request.
 func (g *roomGrain) joinBatch(ctx actor.Context, req *wire.Request) {
 	var r JoinBatchRequest
-	if !decode(ctx, req, &r) {
+	if err := r.UnmarshalJSON(req.Body); err != nil {
+		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "malformed request body"})
 		return
 	}
 	if r.Count == 0 || r.Count > maxBatch {
@@ -140,7 +141,12 @@ func (g *roomGrain) grantBatch(w batchWaiter) bool {
 	if !w.req.Known || w.req.Epoch != v.Epoch || w.req.Version != v.Version {
 		res.View = v
 	}
-	g.answerBatch(w.to, okResponse(res))
+	body, err := res.MarshalJSON()
+	if err != nil {
+		g.answerBatch(w.to, errResponse(err))
+		return true
+	}
+	g.answerBatch(w.to, &wire.Response{Body: body})
 	if g.st.Reserved-g.st.Issued < g.blocks.low() {
 		g.reserve()
 	}
