@@ -89,14 +89,17 @@ func appendAnswer(b, prefix []byte, a *ticketAnswer) []byte {
 // writeAnswer sends a as the 200 answer. Answers the fast encoding does not
 // cover (a ticket that would need escaping, a time encoding/json refuses,
 // ?pretty) go through c.JSON.
-func (s *Server) writeAnswer(c echo.Context, v *room.View, a *ticketAnswer) error {
+//
+// a comes by value, so that the answer stays on the handler's stack: only
+// the fallback puts a copy on the heap.
+func (s *Server) writeAnswer(c echo.Context, v *room.View, a ticketAnswer) error {
 	if s.e.Debug || !plainTicket(a.Ticket) || (a.OpensAt != nil && (a.OpensAt.Year() < 0 || a.OpensAt.Year() > 9999)) ||
 		strings.Contains(c.Request().URL.RawQuery, "pretty") {
 		return c.JSON(http.StatusOK, a)
 	}
 	c.Response().Header()["Content-Type"] = jsonType
 	bp := answerBufs.Get().(*[]byte)
-	*bp = appendAnswer((*bp)[:0], s.prefixes.of(v), a)
+	*bp = appendAnswer((*bp)[:0], s.prefixes.of(v), &a)
 	err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, *bp)
 	answerBufs.Put(bp)
 	return err
@@ -118,6 +121,16 @@ var (
 		return v
 	}()
 )
+
+// boolRef points to a shared true or false, which nobody writes through.
+func boolRef(b bool) *bool {
+	if b {
+		return &shared.yes
+	}
+	return &shared.no
+}
+
+var shared = struct{ yes, no bool }{yes: true}
 
 // retryAfterValue returns the Retry-After header value for seconds.
 func retryAfterValue(seconds int) []string {

@@ -70,28 +70,26 @@ func registerJoinMetrics(reg prometheus.Registerer, n *node.Node) {
 			func() float64 { return float64(n.JoinsRefused()) }))
 }
 
-// middleware counts requests per route. The health check is left out, so
-// monitoring pings do not distort the traffic picture.
-func (m *httpMetrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		route := c.Path()
-		if route == "/queue/healthz" || route == "/metrics" {
-			return err
-		}
-		if route == "" {
-			route = "unmatched"
-		}
-		status := c.Response().Status
-		if err != nil {
-			c.Error(err)
-			status = c.Response().Status
-			err = nil
-		}
-		rm := m.of(route, c.Request().Method, status)
-		rm.requests.Inc()
-		rm.latency.Observe(time.Since(start).Seconds())
+// observe counts a request that started at start and ended with err per
+// route, and returns the error still to be handled: the health check is
+// left out, so monitoring pings do not distort the traffic picture; other
+// errors are answered here, so that the status counted is the one sent.
+func (m *httpMetrics) observe(c echo.Context, start time.Time, err error) error {
+	route := c.Path()
+	if route == "/queue/healthz" || route == "/metrics" {
 		return err
 	}
+	if route == "" {
+		route = "unmatched"
+	}
+	status := c.Response().Status
+	if err != nil {
+		c.Error(err)
+		status = c.Response().Status
+		err = nil
+	}
+	rm := m.of(route, c.Request().Method, status)
+	rm.requests.Inc()
+	rm.latency.Observe(time.Since(start).Seconds())
+	return err
 }

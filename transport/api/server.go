@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -92,9 +91,7 @@ func New(cfg Config) *Server {
 	if cfg.Node != nil {
 		registerJoinMetrics(cfg.Registry, cfg.Node)
 	}
-	e.Use(middleware.Recover())
-	e.Use(s.metrics.middleware)
-	e.Use(middleware.BodyLimit("64K"))
+	e.Use(s.edge)
 	s.e = e
 	s.registerVisitor(e)
 	s.registerAdmin(e)
