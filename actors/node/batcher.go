@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,9 +13,11 @@ import (
 // Order of joins (DESIGN.md "Joins in batches").
 //
 // A front node batches the joins of one room naturally: a join of a room
-// with nothing on its way to the grain is sent at once, alone; joins that
-// arrive while a batch is on its way gather, and go together, up to
-// batchLimit, the moment it comes back. No join waits for a timer: a quiet
+// with nothing on its way to the grain is sent at once, with the joins
+// that are ready at that instant (it yields the processor once, so that
+// requests already being handled reach the room; on an idle node that
+// costs nothing); joins that arrive while a batch is on its way gather,
+// and go together, up to batchLimit, the moment it comes back. No join waits for a timer: a quiet
 // room's visitor waits one round trip, and under load each batch holds what
 // arrived during the previous one's round trip, so batches grow with the
 // load and the grain's work per visitor shrinks with them. A front keeps
@@ -125,7 +128,13 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 	if !rb.sending {
 		// Nothing on its way: this join goes at once, from this
 		// goroutine, which hands the batches that gather meanwhile to
-		// another one when its own is back.
+		// another one when its own is back. It first lets the goroutines
+		// ready to run go ahead (no timer: on an idle node there are
+		// none), so that the joins that arrived with it go with it.
+		rb.sending = true
+		b.mu.Unlock()
+		runtime.Gosched()
+		b.mu.Lock()
 		batch := b.takeLocked(rb)
 		b.mu.Unlock()
 		if next := b.runOnce(id, rb, batch); next != nil {

@@ -219,6 +219,9 @@ func Start(cfg Config) (*Node, error) {
 // that are not on their way to a grain yet.
 func (n *Node) JoinsPending() int64 { return n.Client.joins.pending.Load() }
 
+// JoinBatches reports the batches of joins this node has sent to grains.
+func (n *Node) JoinBatches() int64 { return n.Client.joins.batches.Load() }
+
 // JoinsRefused reports the joins this node refused busy, because their
 // room's gathered joins were at the bound.
 func (n *Node) JoinsRefused() int64 { return n.Client.joins.refused.Load() }

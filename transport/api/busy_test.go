@@ -67,7 +67,8 @@ func TestJoinBusyBeyondTheGatheredBound(t *testing.T) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if !regexp.MustCompile(`(?m)^aditus_queue_joins_busy_total [1-9]`).Match(body) ||
-		!regexp.MustCompile(`(?m)^aditus_queue_joins_pending 0$`).Match(body) {
+		!regexp.MustCompile(`(?m)^aditus_queue_joins_pending 0$`).Match(body) ||
+		!regexp.MustCompile(`(?m)^aditus_queue_join_batches_total [1-9]`).Match(body) {
 		t.Fatalf("metrics lack the join gauges:\n%s", body)
 	}
 }

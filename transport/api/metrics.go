@@ -58,13 +58,16 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return m
 }
 
-// registerJoinMetrics exports the front's gathered joins and its busy
-// refusals.
+// registerJoinMetrics exports the front's gathered joins, its batches and
+// its busy refusals.
 func registerJoinMetrics(reg prometheus.Registerer, n *node.Node) {
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_joins_pending",
 			Help: "Joins this front has gathered, in all rooms, that are not on their way to a grain yet."},
 			func() float64 { return float64(n.JoinsPending()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_join_batches_total",
+			Help: "Batches of joins this front has sent to grains (joins per batch: the joins answered over this)."},
+			func() float64 { return float64(n.JoinBatches()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_joins_busy_total",
 			Help: "Joins refused busy because their room's gathered joins were at the bound."},
 			func() float64 { return float64(n.JoinsRefused()) }))
