@@ -23,19 +23,23 @@ import (
 var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // answerPrefixes caches, per room, the encoded `{"queue":…,"name":…` of
-// the room's current view (a view is immutable; a new one replaces it).
+// the room's slug and name. The entry is checked against the slug and
+// name themselves, not the view: a join's answer carries a copy of the
+// view, new for every join.
 type answerPrefixes struct {
 	m sync.Map // room id → *answerPrefix
 }
 
 type answerPrefix struct {
-	view *room.View
-	b    []byte
+	slug, name string
+	b          []byte
 }
 
 func (p *answerPrefixes) of(v *room.View) []byte {
-	if e, ok := p.m.Load(v.ID); ok && e.(*answerPrefix).view == v {
-		return e.(*answerPrefix).b
+	if e, ok := p.m.Load(v.ID); ok {
+		if e := e.(*answerPrefix); e.slug == v.Config.Slug && e.name == v.Config.Name {
+			return e.b
+		}
 	}
 	b, err := json.Marshal(struct {
 		Queue string `json:"queue"`
@@ -45,7 +49,7 @@ func (p *answerPrefixes) of(v *room.View) []byte {
 		panic(err)
 	}
 	b = b[:len(b)-1] // without the closing brace
-	p.m.Store(v.ID, &answerPrefix{view: v, b: b})
+	p.m.Store(v.ID, &answerPrefix{slug: v.Config.Slug, name: v.Config.Name, b: b})
 	return b
 }
 
