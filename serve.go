@@ -37,6 +37,10 @@ import (
 
 var errHelp = errors.New("help")
 
+// maxRoomWriteQueue bounds --room-write-queue: a queued redemption holds a
+// few hundred bytes, an operator's change up to its 64 KiB body.
+const maxRoomWriteQueue = 100_000
+
 // serveConfig is everything `serve` is told by flags and environment.
 type serveConfig struct {
 	Addr, PublicURL, DataDir, Log, KafkaBrokers, AdminToken, Roles string
@@ -45,6 +49,9 @@ type serveConfig struct {
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
 	LoadTestMaxRate, LoadTestMaxSeconds                            int
+	// RoomWriteQueue bounds each room's queue of writes asked for by
+	// callers (bypass codes, changes); beyond it they are answered busy.
+	RoomWriteQueue int
 	// AllowPrivateHealthURLs lets autoRate health URLs reach loopback and
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
@@ -92,6 +99,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
 	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
 	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
+	num(&c.RoomWriteQueue, "room-write-queue", node.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy")
 	allowPrivate := getenv(envName("allow-private-health-urls"))
 	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
@@ -131,6 +139,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
+	}
+	if c.RoomWriteQueue < 1 || c.RoomWriteQueue > maxRoomWriteQueue {
+		return nil, fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
 	}
 	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
 		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
@@ -228,7 +239,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
 		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
-		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg),
+		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg), WriteQueue: c.RoomWriteQueue,
 			LoadTests: node.LoadTestDeps{BaseURL: strings.TrimRight(c.PublicURL, "/")}, Health: health.NewHTTP(guard)},
 	})
 	if err != nil {

@@ -157,7 +157,7 @@ func (g *roomGrain) onHealthDone(m *healthDone) {
 	// Queued even when it will write nothing: the write's read-back also
 	// tells a superseded activation to stop, so two members never poll one
 	// room for longer than one interval.
-	g.queue = append(g.queue, &task{kind: "auto-rate", decide: func(now int64) ([]room.Event, error) {
+	g.writes.add(&task{kind: "auto-rate", decide: func(now int64) ([]room.Event, error) {
 		if g.st.Config.AutoRate.HealthURL != m.url {
 			return nil, nil
 		}
@@ -167,26 +167,25 @@ func (g *roomGrain) onHealthDone(m *healthDone) {
 			g.log.Warn("rate adjustment not written", "error", err)
 		}
 	}})
-	g.pump()
 }
 
 // startHealthTest runs the operator's test call of the configured URL.
-func (g *roomGrain) startHealthTest(ctx actor.Context, r *AdminRequest) {
+func (g *roomGrain) startHealthTest(c *opCall, r *AdminRequest) {
 	url := g.st.Config.AutoRate.HealthURL
 	if !g.st.Live() {
-		g.respond(ctx, errResponse(room.ErrNotFound))
+		c.respond(errResponse(room.ErrNotFound))
 		return
 	}
 	if url == "" {
-		g.respond(ctx, errResponse(&room.FieldError{Field: "autoRate.healthUrl", Message: "is not set: configure the health URL first"}))
+		c.respond(errResponse(&room.FieldError{Field: "autoRate.healthUrl", Message: "is not set: configure the health URL first"}))
 		return
 	}
 	if g.deps.Health == nil {
-		g.respond(ctx, errResponse(&Error{Code: CodeUnavailable, Message: "Health checks are not available on this node."}))
+		c.respond(errResponse(&Error{Code: CodeUnavailable, Message: "Health checks are not available on this node."}))
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), healthTestTimeout)
-	g.fetchHealth(c, cancel, &healthDone{url: url, test: &healthTest{sender: ctx.Sender(), actor: r.Actor}})
+	fctx, cancel := context.WithTimeout(context.Background(), healthTestTimeout)
+	g.fetchHealth(fctx, cancel, &healthDone{url: url, test: &healthTest{sender: c.ctx.Sender(), actor: r.Actor}})
 }
 
 // answerHealthTest answers a test call; a passing test is recorded first,
@@ -210,7 +209,7 @@ func (g *roomGrain) answerHealthTest(m *healthDone) {
 		reply(okResponse(res))
 		return
 	}
-	g.queue = append(g.queue, &task{kind: "health-test", decide: func(now int64) ([]room.Event, error) {
+	t := &task{kind: "health-test", decide: func(now int64) ([]room.Event, error) {
 		return g.st.DecideHealthTested(m.url, now, m.test.actor)
 	}, done: func(err error) {
 		if err != nil {
@@ -218,8 +217,10 @@ func (g *roomGrain) answerHealthTest(m *healthDone) {
 			return
 		}
 		reply(okResponse(res))
-	}})
-	g.pump()
+	}}
+	if err := g.writes.submit(t); err != nil {
+		reply(errResponse(err))
+	}
 }
 
 // rateLog answers the adjustments, newest first.

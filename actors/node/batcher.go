@@ -10,7 +10,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
-// Order of joins (DESIGN.md "Joins in batches").
+// Order of joins (docs/architecture.md, "A join").
 //
 // A front node batches the joins of one room naturally: a join of a room
 // with nothing on its way to the grain is sent at once, with the joins
@@ -49,9 +49,9 @@ const (
 	maxPendingJoins = 8192
 )
 
-// ErrBusy refuses a join while its room's gathered joins are at their
+// ErrJoinsBusy refuses a join while its room's gathered joins are at their
 // bound on this front.
-var ErrBusy = &Error{Code: CodeBusy, Message: "Too many visitors are joining this room at this moment; try again in a few seconds."}
+var ErrJoinsBusy = &Error{Code: CodeBusy, Message: "Too many visitors are joining this room at this moment; try again in a few seconds."}
 
 // batcher gathers joins per room on a front node.
 type batcher struct {
@@ -121,7 +121,7 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 		b.mu.Unlock()
 		b.waits.Put(w)
 		b.refused.Add(1)
-		return nil, ErrBusy
+		return nil, ErrJoinsBusy
 	}
 	rb.pending = append(rb.pending, w)
 	b.pending.Add(1)

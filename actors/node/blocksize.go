@@ -2,8 +2,8 @@ package node
 
 import "time"
 
-// Block sizing (DESIGN.md "Durability and fail-over": numbers are handed
-// out only from blocks the log has acknowledged).
+// Block sizing (docs/architecture.md, "Durability and fencing": numbers
+// are handed out only from blocks the log has acknowledged).
 //
 // A block holds about a second of the room's current joins: large enough
 // that the log sees a few reservations a second however fast the room

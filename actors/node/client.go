@@ -56,24 +56,10 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		}
 		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt))
 		if err == nil {
-			r, ok := res.(*wire.Response)
-			if !ok {
-				return fmt.Errorf("%s: unexpected answer %T", op, res)
+			var final bool
+			if final, err = answer(op, res, out); final {
+				return err
 			}
-			if r.Code == "" {
-				if out != nil {
-					return json.Unmarshal(r.Body, out)
-				}
-				return nil
-			}
-			e := &Error{Code: r.Code, Message: r.Message}
-			if f, m, ok := strings.Cut(r.Message, "\x00"); ok {
-				e.Field, e.Message = f, m
-			}
-			if e.Code != CodeUnavailable {
-				return e
-			}
-			err = e
 		}
 		if ctx.Err() != nil {
 			return ErrUnavailable
@@ -98,6 +84,26 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 			backoff *= 2
 		}
 	}
+}
+
+// answer reads a grain's answer into out. final is false when the answer
+// is CodeUnavailable (err): the call tries again.
+func answer(op string, res, out any) (final bool, err error) {
+	r, ok := res.(*wire.Response)
+	if !ok {
+		return true, fmt.Errorf("%s: unexpected answer %T", op, res)
+	}
+	if r.Code == "" {
+		if out != nil {
+			return true, json.Unmarshal(r.Body, out)
+		}
+		return true, nil
+	}
+	e := &Error{Code: r.Code, Message: r.Message}
+	if f, m, ok := strings.Cut(r.Message, "\x00"); ok {
+		e.Field, e.Message = f, m
+	}
+	return e.Code != CodeUnavailable, e
 }
 
 // attempt makes one grain request, bounded by per and ctx. protoactor's
@@ -199,17 +205,14 @@ func (c *Client) Create(ctx context.Context, cfg room.Config, actor string) (*Cr
 	return &r, nil
 }
 
-// Admin performs an administrative operation on room id.
+// Admin performs an administrative operation on room id: one of the
+// operations of the room grain's table that take an AdminRequest.
 func (c *Client) Admin(ctx context.Context, id, op string, req AdminRequest, out any) error {
-	switch op {
-	case opGet, opConfigure, opDelete, opRotate, opKeyAdd, opKeyList, opKeyRemove,
-		opCodeAdd, opCodeList, opCodeChange, opCodeRemove, opAudit, opAuthKey,
-		opHealthCheck, opRateLog:
-	default:
+	if o, ok := roomOps[op]; !ok || !o.admin {
 		return fmt.Errorf("unknown admin operation %q", op)
 	}
 	err := c.call(ctx, id, KindRoom, op, req, out)
-	if err == nil && op == opDelete {
+	if err == nil && op == OpDelete {
 		if v, ok := out.(*room.View); ok {
 			c.views.offer(v)
 			_ = c.call(ctx, DirectoryID, KindDirectory, opRelease, DirectoryEntry{Slug: v.Config.Slug, ID: id}, nil)
@@ -222,27 +225,6 @@ func (c *Client) Admin(ctx context.Context, id, op string, req AdminRequest, out
 	}
 	return err
 }
-
-// Admin operation names for the transport.
-const (
-	OpGet        = opGet
-	OpConfigure  = opConfigure
-	OpDelete     = opDelete
-	OpRotate     = opRotate
-	OpKeyAdd     = opKeyAdd
-	OpKeyList    = opKeyList
-	OpKeyRemove  = opKeyRemove
-	OpCodeAdd    = opCodeAdd
-	OpCodeList   = opCodeList
-	OpCodeChange = opCodeChange
-	OpCodeRemove = opCodeRemove
-	OpAudit      = opAudit
-	OpAuthKey    = opAuthKey
-	// OpHealthCheck is the self-regulating rate's test call
-	// (HealthTestResult); OpRateLog lists its adjustments, newest first.
-	OpHealthCheck = opHealthCheck
-	OpRateLog     = opRateLog
-)
 
 // List returns every room's directory entry.
 func (c *Client) List(ctx context.Context) ([]DirectoryEntry, error) {

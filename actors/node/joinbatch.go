@@ -85,28 +85,23 @@ type joinDesk struct {
 }
 
 // joinBatch serves one batch request.
-func (g *roomGrain) joinBatch(ctx actor.Context, req *wire.Request) {
-	var r JoinBatchRequest
-	if err := r.UnmarshalJSON(req.Body); err != nil {
-		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "malformed request body"})
-		return
-	}
+func (g *roomGrain) joinBatch(c *opCall, r *JoinBatchRequest) {
 	if r.Count == 0 || r.Count > maxBatch {
-		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "a batch asks for 1 to 4096 numbers"})
+		c.respond(&wire.Response{Code: CodeInvalid, Message: "a batch asks for 1 to 4096 numbers"})
 		return
 	}
-	w := batchWaiter{to: ctx.Sender(), req: r, since: g.now()}
+	w := batchWaiter{to: c.ctx.Sender(), req: *r, since: g.now()}
 	// Batches are served in arrival order: none overtakes one that waits.
 	if len(g.desk.waiting) == 0 && g.grantBatch(w) {
 		return
 	}
 	if g.desk.logDown {
-		ctx.Respond(errResponse(ErrLogUnavailable))
+		c.respond(errResponse(ErrLogUnavailable))
 		g.reserve() // a probe, unless one is on its way
 		return
 	}
 	if g.desk.pending+r.Count > maxWaiters {
-		ctx.Respond(errResponse(persistence.ErrUnavailable))
+		c.respond(errResponse(persistence.ErrUnavailable))
 		return
 	}
 	g.desk.waiting = append(g.desk.waiting, w)

@@ -17,7 +17,8 @@ import (
 var ErrSuperseded = errors.New("superseded by a newer activation")
 
 // activatedRecord is the marker every activation writes first (fencing,
-// DESIGN.md "Durability and fail-over"). Both grain kinds share the format.
+// docs/architecture.md, "Durability and fencing"). Both grain kinds share
+// the format.
 type activatedRecord struct {
 	V         int    `json:"v"`
 	Type      string `json:"type"`

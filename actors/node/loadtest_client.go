@@ -17,7 +17,8 @@ const keepAliveEvery = 5 * time.Second
 // returned stop is called; stop waits for the goroutine. The first poke
 // waits one interval: right after start the member list is still settling,
 // and protoactor's identity lookup swaps its member list without a lock
-// (DEPENDENCIES.md), so a call in that moment races with the update.
+// (docs/architecture.md, "Dependencies", pitfall 5), so a call in that
+// moment races with the update.
 func keepLoadTests(c *Client) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup

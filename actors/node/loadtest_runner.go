@@ -69,7 +69,7 @@ func runLoad(ctx context.Context, sys *actor.ActorSystem, base string, spec load
 func testRoomSlug(ctx context.Context, sys *actor.ActorSystem, id string) (string, error) {
 	body, _ := json.Marshal(AdminRequest{Actor: "loadtest"})
 	for attempt := 0; ; attempt++ {
-		res, err := cluster.GetCluster(sys).Request(id, KindRoom, &wire.Request{Op: opGet, Body: body}, cluster.WithTimeout(5*time.Second))
+		res, err := cluster.GetCluster(sys).Request(id, KindRoom, &wire.Request{Op: OpGet, Body: body}, cluster.WithTimeout(5*time.Second))
 		if err == nil {
 			r, ok := res.(*wire.Response)
 			if !ok || r.Code != "" {

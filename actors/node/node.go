@@ -75,112 +75,34 @@ type Node struct {
 
 // Start joins (or forms) the cluster.
 func Start(cfg Config) (*Node, error) {
-	if cfg.Name == "" {
-		cfg.Name = "aditus-queue"
-	}
-	if cfg.TTL == 0 {
-		cfg.TTL = time.Second
-	}
-	if cfg.CallTimeout == 0 {
-		cfg.CallTimeout = 10 * time.Second
-	}
-	if cfg.TTL*2 > cfg.CallTimeout {
-		// A dead member stays in the list for up to one TTL (plus the
-		// provider's 2 s health timeout for one that hangs): calls must
-		// outlast that to reach the member that takes its grains over.
-		return nil, fmt.Errorf("cluster TTL %v must be at most half the call timeout %v", cfg.TTL, cfg.CallTimeout)
-	}
-	if cfg.Host == "" {
-		cfg.Host = "127.0.0.1"
-	}
-	if cfg.AdvertisedHost == "" {
-		cfg.AdvertisedHost = cfg.Host
-	}
-	if cfg.Deps.WriteTimeout == 0 {
-		cfg.Deps.WriteTimeout = 5 * time.Second
-	}
-	if cfg.Deps.Now == nil {
-		cfg.Deps.Now = time.Now
-	}
-	if cfg.Deps.Logger == nil {
-		cfg.Deps.Logger = slog.Default()
-	}
-	actorLog := cfg.ActorLogger
-	if actorLog == nil {
-		actorLog = slog.New(slog.NewTextHandler(discard{}, nil))
+	if err := cfg.defaults(); err != nil {
+		return nil, err
 	}
 	n := &Node{cfg: cfg}
-	actorLog = slog.New(quietHandler{actorLog.Handler()})
+	actorLog := cfg.actorLogger()
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
 
 	// The automanaged provider's health endpoint, on a listener we bound
 	// ourselves so it never listens on every interface.
 	e := echo3.New()
 	e.HideBanner, e.HidePort = true, true
-	peers := cfg.Peers
-	healthPort := 0
-	if cfg.Member {
-		addr := cfg.HealthAddr
-		if addr == "" {
-			addr = net.JoinHostPort(cfg.Host, "0")
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("cluster health listener on %s: %w", addr, err)
-		}
-		n.health = ln
-		e.Listener = ln
-		healthPort = ln.Addr().(*net.TCPAddr).Port
-		if len(peers) == 0 {
-			peers = []string{ln.Addr().String()}
-		}
+	peers, healthPort, err := n.listenHealth(e)
+	if err != nil {
+		return nil, err
 	}
-	// The remote endpoint's port, found after the health listener is bound
-	// (held open, it cannot be handed out again here), so we know the port
-	// to advertise.
-	port := cfg.Port
-	if port == 0 {
-		p, err := freePort(cfg.Host)
-		if err != nil {
-			if n.health != nil {
-				n.health.Close()
-			}
-			return nil, err
-		}
-		port = p
+	remoteCfg, err := n.remoteConfig()
+	if err != nil {
+		return nil, err
 	}
-	remoteCfg := remote.Configure(cfg.Host, port, remote.WithAdvertisedHost(net.JoinHostPort(cfg.AdvertisedHost, strconv.Itoa(port))))
 	if len(peers) == 0 {
 		return nil, fmt.Errorf("a front node needs the members' cluster addresses (--peers)")
 	}
 	provider := automanaged.NewWithTesting(cfg.TTL, healthPort, e, peers...)
-
-	var kinds []*cluster.Kind
-	if cfg.Member {
-		d := &n.cfg.Deps
-		kinds = append(kinds,
-			cluster.NewKind(KindRoom, actor.PropsFromProducer(func() actor.Actor { return newRoomGrain(d) })),
-			cluster.NewKind(KindDirectory, actor.PropsFromProducer(func() actor.Actor { return newDirectoryGrain(d) })),
-			cluster.NewKind(KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
-			cluster.NewKind(KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
-			cluster.NewKind(KindRegistry, actor.PropsFromProducer(func() actor.Actor { return newRegistryGrain(d) })),
-		)
-	}
+	kinds := n.kinds()
 	ccfg := cluster.Configure(cfg.Name, provider, disthash.New(), remoteCfg,
 		cluster.WithKinds(kinds...), cluster.WithRequestTimeout(cfg.CallTimeout))
 	n.cluster = cluster.New(n.system, ccfg)
-
-	kindNames := []string{}
-	for _, k := range kinds {
-		kindNames = append(kindNames, k.Kind)
-	}
-	e.GET("/_health", func(c echo3.Context) error {
-		host, p, err := n.system.GetHostPort()
-		if err != nil {
-			return c.NoContent(http.StatusServiceUnavailable)
-		}
-		return c.JSON(http.StatusOK, automanaged.NewNode(cfg.Name, n.system.ID, host, p, healthPort, kindNames))
-	})
+	n.serveHealth(e, kinds, healthPort)
 
 	// The watch subscribes before the cluster starts, as members publish
 	// their first member list while StartMember waits. (Reading the list
@@ -200,19 +122,143 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.MaxPendingJoins > 0 {
 		n.Client.joins.maxPending = cfg.MaxPendingJoins
 	}
-	limit := cfg.StallLimit
-	if limit == 0 && (len(cfg.Peers) > 1 || !cfg.Member) {
+	n.watch(provider, members)
+	return n, nil
+}
+
+// defaults fills in what cfg leaves out and checks the timeouts.
+func (cfg *Config) defaults() error {
+	if cfg.Name == "" {
+		cfg.Name = "aditus-queue"
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = time.Second
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 10 * time.Second
+	}
+	if cfg.TTL*2 > cfg.CallTimeout {
+		// A dead member stays in the list for up to one TTL (plus the
+		// provider's 2 s health timeout for one that hangs): calls must
+		// outlast that to reach the member that takes its grains over.
+		return fmt.Errorf("cluster TTL %v must be at most half the call timeout %v", cfg.TTL, cfg.CallTimeout)
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.AdvertisedHost == "" {
+		cfg.AdvertisedHost = cfg.Host
+	}
+	if cfg.Deps.WriteTimeout == 0 {
+		cfg.Deps.WriteTimeout = 5 * time.Second
+	}
+	if cfg.Deps.Now == nil {
+		cfg.Deps.Now = time.Now
+	}
+	if cfg.Deps.Logger == nil {
+		cfg.Deps.Logger = slog.Default()
+	}
+	return nil
+}
+
+// actorLogger is protoactor's logger: ActorLogger (nothing when unset),
+// with its repeated lines demoted.
+func (cfg *Config) actorLogger() *slog.Logger {
+	l := cfg.ActorLogger
+	if l == nil {
+		l = slog.New(slog.NewTextHandler(discard{}, nil))
+	}
+	return slog.New(quietHandler{l.Handler()})
+}
+
+// listenHealth binds a member's health listener for e and returns the
+// peers (this member alone when none are configured) and the port.
+func (n *Node) listenHealth(e *echo3.Echo) ([]string, int, error) {
+	peers := n.cfg.Peers
+	if !n.cfg.Member {
+		return peers, 0, nil
+	}
+	addr := n.cfg.HealthAddr
+	if addr == "" {
+		addr = net.JoinHostPort(n.cfg.Host, "0")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cluster health listener on %s: %w", addr, err)
+	}
+	n.health = ln
+	e.Listener = ln
+	if len(peers) == 0 {
+		peers = []string{ln.Addr().String()}
+	}
+	return peers, ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// remoteConfig configures the remote endpoint. Its port is found after the
+// health listener is bound (held open, it cannot be handed out again
+// here), so we know the port to advertise.
+func (n *Node) remoteConfig() (*remote.Config, error) {
+	port := n.cfg.Port
+	if port == 0 {
+		p, err := freePort(n.cfg.Host)
+		if err != nil {
+			if n.health != nil {
+				n.health.Close()
+			}
+			return nil, err
+		}
+		port = p
+	}
+	adv := net.JoinHostPort(n.cfg.AdvertisedHost, strconv.Itoa(port))
+	return remote.Configure(n.cfg.Host, port, remote.WithAdvertisedHost(adv)), nil
+}
+
+// kinds are the grains a member hosts; none on a front.
+func (n *Node) kinds() []*cluster.Kind {
+	if !n.cfg.Member {
+		return nil
+	}
+	d := &n.cfg.Deps
+	return []*cluster.Kind{
+		cluster.NewKind(KindRoom, actor.PropsFromProducer(func() actor.Actor { return newRoomGrain(d) })),
+		cluster.NewKind(KindDirectory, actor.PropsFromProducer(func() actor.Actor { return newDirectoryGrain(d) })),
+		cluster.NewKind(KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
+		cluster.NewKind(KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
+		cluster.NewKind(KindRegistry, actor.PropsFromProducer(func() actor.Actor { return newRegistryGrain(d) })),
+	}
+}
+
+// serveHealth answers the provider's health checks on e.
+func (n *Node) serveHealth(e *echo3.Echo, kinds []*cluster.Kind, healthPort int) {
+	kindNames := []string{}
+	for _, k := range kinds {
+		kindNames = append(kindNames, k.Kind)
+	}
+	name := n.cfg.Name
+	e.GET("/_health", func(c echo3.Context) error {
+		host, p, err := n.system.GetHostPort()
+		if err != nil {
+			return c.NoContent(http.StatusServiceUnavailable)
+		}
+		return c.JSON(http.StatusOK, automanaged.NewNode(name, n.system.ID, host, p, healthPort, kindNames))
+	})
+}
+
+// watch starts the watches that fail the node: a stall, and on a member
+// a partition; a member also keeps the load-test grain activated.
+func (n *Node) watch(provider *automanaged.AutoManagedProvider, members *memberWatch) {
+	limit := n.cfg.StallLimit
+	if limit == 0 && (len(n.cfg.Peers) > 1 || !n.cfg.Member) {
 		limit = defaultStallLimit
 	}
 	n.stall = newStallWatch(limit)
-	if cfg.Member {
+	if n.cfg.Member {
 		n.loadTests = keepLoadTests(n.Client)
-		n.partition = newPartitionWatch(n.system, len(cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
+		n.partition = newPartitionWatch(n.system, len(n.cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
 		// The lists published while the member started came before the
 		// watch subscribed.
 		n.partition.seed(members)
 	}
-	return n, nil
 }
 
 // JoinsPending reports the joins this node has gathered, in all rooms,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -19,37 +21,46 @@ const (
 	RegistryID    = "instances"
 )
 
-// Operations of the room grain. Each names a JSON request and result type.
+// Operations of the room grain, as named on the wire (wire.Request.Op).
+// The table in room_ops.go says, for each, its request type, who may call
+// it and whether it writes. The administrative ones are exported for the
+// transport, which sends them with Client.Admin.
 const (
-	opCreate      = "create"
-	opGet         = "get"
-	opConfigure   = "configure"
-	opDelete      = "delete"
-	opRotate      = "rotate-secret"
-	opKeyAdd      = "key-add"
-	opKeyList     = "key-list"
-	opKeyRemove   = "key-remove"
-	opCodeAdd     = "code-add"
-	opCodeList    = "code-list"
-	opCodeChange  = "code-change"
-	opCodeRemove  = "code-remove"
-	opAudit       = "audit"
-	opJoin        = "join"
-	opToken       = "token"
-	opRedeem      = "redeem"
-	opSync        = "sync"
-	opAuthKey     = "auth-key"
-	opClaim       = "claim"
-	opRelease     = "release"
-	opResolve     = "resolve"
-	opList        = "list"
-	opHealthCheck = "health-check"
-	opRateLog     = "rate-log"
-	opStats       = "stats"
-	opReport      = "report"
-	opLeave       = "leave"
-	opInstances   = "instances"
-	opJoinBatch   = "join-batch"
+	OpGet        = "get"
+	OpConfigure  = "configure"
+	OpDelete     = "delete"
+	OpRotate     = "rotate-secret"
+	OpKeyAdd     = "key-add"
+	OpKeyList    = "key-list"
+	OpKeyRemove  = "key-remove"
+	OpCodeAdd    = "code-add"
+	OpCodeList   = "code-list"
+	OpCodeChange = "code-change"
+	OpCodeRemove = "code-remove"
+	OpAudit      = "audit"
+	OpAuthKey    = "auth-key"
+	// OpHealthCheck is the self-regulating rate's test call
+	// (HealthTestResult); OpRateLog lists its adjustments, newest first.
+	OpHealthCheck = "health-check"
+	OpRateLog     = "rate-log"
+
+	opCreate    = "create"
+	opToken     = "token"
+	opRedeem    = "redeem"
+	opSync      = "sync"
+	opStats     = "stats"
+	opJoinBatch = "join-batch"
+)
+
+// Operations of the directory and registry grains.
+const (
+	opClaim     = "claim"
+	opRelease   = "release"
+	opResolve   = "resolve"
+	opList      = "list"
+	opReport    = "report"
+	opLeave     = "leave"
+	opInstances = "instances"
 )
 
 // Error codes carried in wire.Response.Code, translated to HTTP once, in
@@ -70,8 +81,8 @@ const (
 	// once, not after the call timeout (joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
 	// CodeBusy: a bound on work waiting for the room is reached (the
-	// joins a front gathers for one room); answered at once, 503 with
-	// Retry-After.
+	// room's write queue, or the joins a front gathers for one room);
+	// answered at once, 503 with Retry-After.
 	CodeBusy = "busy"
 )
 
@@ -110,6 +121,19 @@ func errorOf(err error) *Error {
 		return &Error{Code: CodeUnavailable, Message: "The event log is unavailable; try again shortly."}
 	}
 	return &Error{Code: CodeInternal, Message: "internal error"}
+}
+
+// decode reads a request's JSON body into v (an empty body leaves v as it
+// is); a malformed one is answered CodeInvalid.
+func decode(ctx actor.Context, req *wire.Request, v any) bool {
+	if len(req.Body) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(req.Body, v); err != nil {
+		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "malformed request body"})
+		return false
+	}
+	return true
 }
 
 func okResponse(v any) *wire.Response {

@@ -64,11 +64,11 @@ func TestTickPeriod(t *testing.T) {
 	st := room.New("r")
 	st.Exists = true
 	g := &roomGrain{st: st}
-	g.heardAt = time.Now()
+	g.pace.heardAt = time.Now()
 	if got := g.tickPeriod(now); got != tickInterval {
 		t.Errorf("a room just asked: %v, want %v", got, tickInterval)
 	}
-	g.heardAt = time.Now().Add(-quietAfter - time.Second)
+	g.pace.heardAt = time.Now().Add(-quietAfter - time.Second)
 	if got := g.tickPeriod(now); got != quietTick {
 		t.Errorf("a room nobody asked for a minute: %v, want %v", got, quietTick)
 	}
@@ -76,11 +76,11 @@ func TestTickPeriod(t *testing.T) {
 	if got := g.tickPeriod(now); got != tickInterval {
 		t.Errorf("a quiet room with a view to publish: %v, want %v", got, tickInterval)
 	}
-	g.dirty, g.writing = false, true
+	g.dirty, g.writes.writing = false, true
 	if got := g.tickPeriod(now); got != tickInterval {
 		t.Errorf("a quiet room writing: %v, want %v", got, tickInterval)
 	}
-	g.writing = false
+	g.writes.writing = false
 	opens := now.Add(time.Second)
 	st.Config.OpensAt = &opens
 	st.Armed = &room.Arm{}

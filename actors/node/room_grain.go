@@ -2,49 +2,18 @@ package node
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
-
-// Sealer seals secrets at rest under the node master key.
-type Sealer interface {
-	Seal(plaintext, associatedData []byte) []byte
-	Open(sealed, associatedData []byte) ([]byte, error)
-}
-
-// Hasher hashes high-entropy secrets (API keys, bypass codes).
-type Hasher func(secret string) []byte
-
-// Deps are what grains need from the node.
-type Deps struct {
-	Log    persistence.Log
-	Sealer Sealer
-	Hash   Hasher
-	Now    func() time.Time
-	Logger *slog.Logger
-	// WriteTimeout bounds one append with its read-back.
-	WriteTimeout time.Duration
-	Metrics      *Metrics
-	LoadTests    LoadTestDeps
-	// Health fetches the shops' health URLs for the self-regulating rate;
-	// nil turns polling off.
-	Health health.Fetcher
-	// HealthInterval, when set, replaces every room's intervalSeconds
-	// (tests only: the public configuration allows 5 s at least).
-	HealthInterval time.Duration
-}
 
 const (
 	tickInterval       = 100 * time.Millisecond
@@ -53,12 +22,6 @@ const (
 	snapshotInterval   = 30 * time.Second
 	subscriberTTL      = 6 * time.Second
 	maxWaiters         = 100_000
-	// abandonInterval is how often the grain looks for abandoned numbers
-	// ahead of the window; abandonAhead how far ahead it looks, a little
-	// more than one interval of the rate, so the window never reaches a
-	// position no scan has examined.
-	abandonInterval = 2 * time.Second
-	abandonAhead    = 3 * time.Second
 )
 
 // Local messages (never cross members).
@@ -70,21 +33,6 @@ type (
 	}
 	snapshotDone struct{ err error }
 )
-
-// task is one queued write: decide computes its events against the state
-// as it is when the write starts (so concurrent redemptions cannot both pass
-// a usage limit), done answers the caller after the events are verified and
-// applied.
-type task struct {
-	decide func(now int64) ([]room.Event, error)
-	done   func(err error)
-	kind   string
-}
-
-type joinWaiter struct {
-	ctx actor.Context
-	pid *actor.PID
-}
 
 type subscriber struct {
 	pid     *actor.PID
@@ -99,18 +47,14 @@ type roomGrain struct {
 	log  *slog.Logger
 
 	st        *room.State
-	j         journal
+	writes    writePipeline
 	ready     bool
 	stopped   bool
 	lastTry   time.Time
 	secret    []byte
 	ticketKey []byte
 
-	writing   bool
-	queue     []*task
 	reserving bool
-	waiters   []*actor.PID
-	waiterCtx []actor.Context
 
 	blocks blockSizer
 
@@ -119,9 +63,8 @@ type roomGrain struct {
 	sinceSnap    int
 	snapshotting bool
 
-	subs    map[string]*subscriber
-	dirty   bool
-	pubView []byte
+	subs  map[string]*subscriber
+	dirty bool
 
 	// presence is when each waiting number was last seen, for abandon
 	// detection; it is not in the log and starts afresh on activation.
@@ -132,15 +75,10 @@ type roomGrain struct {
 	// stats samples the dashboard figures once a second.
 	stats roomStats
 
-	stopTick chan struct{}
-	// kick and period steer the ticker: a quiet room ticks slowly, a gone
-	// one rests (rest.go); lastRequest is in the grain's clock, heardAt in
-	// real time.
-	kick        chan struct{}
-	period      atomic.Int64
-	lastRequest time.Time
-	heardAt     time.Time
-	resting     bool
+	// ticker and pace steer the ticks: a quiet room ticks slowly, a gone
+	// one rests (rest.go).
+	ticker *ticker
+	pace   pace
 
 	// poll schedules the self-regulating rate's health checks.
 	poll poller
@@ -159,7 +97,7 @@ func (g *roomGrain) Receive(ctx actor.Context) {
 		g.self = ctx.Self()
 		g.sys = ctx.ActorSystem()
 		g.log = g.deps.Logger.With("room", g.id)
-		g.lastRequest, g.heardAt = g.now(), time.Now()
+		g.pace.heard(g.now(), time.Now())
 		g.activate()
 		g.startTicker()
 	case *wire.Request:
@@ -187,18 +125,14 @@ func (g *roomGrain) now() time.Time { return g.deps.Now() }
 func (g *roomGrain) activate() {
 	g.lastTry = g.now()
 	st := room.New(g.id)
-	g.j = journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
-	err := g.j.recover(context.Background(), func(b []byte) error {
+	j := journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
+	err := j.recover(context.Background(), func(b []byte) error {
 		return json.Unmarshal(b, st)
 	}, func(off int64, data []byte) error {
-		e, err := room.DecodeEvent(data)
-		if err != nil {
-			g.log.Error("skipping undecodable event", "offset", off, "error", err)
-			return nil
-		}
-		st.Apply(off, e)
+		g.applyTo(st, off, data)
 		return nil
 	})
+	g.writes = writePipeline{j: j, limit: g.deps.WriteQueue, now: func() int64 { return g.now().UnixNano() }, start: g.startWrite}
 	if err != nil {
 		g.log.Warn("activation failed", "error", err)
 		return
@@ -222,7 +156,7 @@ func (g *roomGrain) activate() {
 	if g.deps.Metrics != nil {
 		g.deps.Metrics.Activations.Inc()
 	}
-	g.log.Info("room activated", "epoch", g.j.epoch, "issued", st.Issued, "exists", st.Exists)
+	g.log.Info("room activated", "epoch", j.epoch, "issued", st.Issued, "exists", st.Exists)
 }
 
 func (g *roomGrain) unseal() error {
@@ -241,39 +175,10 @@ func (g *roomGrain) unseal() error {
 	return nil
 }
 
-// startTicker sends the grain a tick every tickInterval, or every
-// quietTick while the room is quiet (rest.go); a kick brings the next tick
-// at once.
-func (g *roomGrain) startTicker() {
-	g.stopTick = make(chan struct{})
-	g.kick = make(chan struct{}, 1)
-	g.period.Store(int64(tickInterval))
-	self, root, stop, kick, period := g.self, g.sys.Root, g.stopTick, g.kick, &g.period
-	go func() {
-		t := time.NewTimer(tickInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-kick:
-				// Since Go 1.23 a stopped timer's channel holds no stale
-				// value, and Reset below starts it afresh.
-				t.Stop()
-			case <-t.C:
-			}
-			root.Send(self, &tick{})
-			t.Reset(time.Duration(period.Load()))
-		}
-	}()
-}
-
-func (g *roomGrain) respond(ctx actor.Context, r *wire.Response) { ctx.Respond(r) }
-
 func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	g.wake()
 	if g.stopped {
-		g.respond(ctx, errResponse(ErrSuperseded))
+		ctx.Respond(errResponse(ErrSuperseded))
 		return
 	}
 	if !g.ready {
@@ -281,268 +186,11 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			g.activate()
 		}
 		if !g.ready {
-			g.respond(ctx, errResponse(persistence.ErrUnavailable))
-			return
-		}
-	}
-	now := g.now().UnixNano()
-	switch req.Op {
-	case opJoin:
-		g.join(ctx)
-	case opJoinBatch:
-		g.joinBatch(ctx, req)
-	case opToken:
-		var r TokenRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		g.respond(ctx, g.tokenFor(r.Number, now))
-	case opStats:
-		var r StatsRequest
-		if decode(ctx, req, &r) {
-			g.answerStats(ctx, r)
-		}
-	case opSync:
-		var r SyncRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		pid := actor.NewPID(r.Address, r.ID)
-		g.subs[pid.String()] = &subscriber{pid: pid, expires: g.now().Add(subscriberTTL)}
-		g.seen(r.Seen, now)
-		g.respond(ctx, okResponse(g.st.View))
-	case opGet:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		g.respond(ctx, okResponse(g.st.View))
-	case opAuthKey:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		g.respond(ctx, okResponse(r.Actor))
-	case opKeyList, opCodeList, opAudit:
-		var r AdminRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		if len(r.KeyHash) > 0 {
-			// Only the operator lists keys, codes and the audit trail.
-			g.respond(ctx, &wire.Response{Code: CodeForbidden, Message: "not allowed with an API key"})
-			return
-		}
-		switch req.Op {
-		case opKeyList:
-			g.respond(ctx, okResponse(g.keyInfos()))
-		case opCodeList:
-			g.respond(ctx, okResponse(g.codeInfos()))
-		default:
-			g.respond(ctx, okResponse(g.st.Audit))
-		}
-	case opHealthCheck, opRateLog:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		if req.Op == opRateLog {
-			g.respond(ctx, okResponse(g.rateLog()))
-		} else {
-			g.startHealthTest(ctx, &r)
-		}
-	default:
-		g.handleWrite(ctx, req, now)
-	}
-}
-
-func decode(ctx actor.Context, req *wire.Request, v any) bool {
-	if len(req.Body) == 0 {
-		return true
-	}
-	if err := json.Unmarshal(req.Body, v); err != nil {
-		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "malformed request body"})
-		return false
-	}
-	return true
-}
-
-// authorized checks a qak_ key's hash against the room's keys; the admin
-// token was checked by the front. It sets r.Actor for the audit trail.
-func (g *roomGrain) authorized(ctx actor.Context, r *AdminRequest) bool {
-	if len(r.KeyHash) == 0 {
-		return true
-	}
-	k, ok := g.st.KeyByHash(r.KeyHash)
-	if !ok || !g.st.Live() {
-		g.respond(ctx, &wire.Response{Code: CodeUnauthorized, Message: "unknown API key"})
-		return false
-	}
-	r.Actor = "key:" + k.Name
-	return true
-}
-
-// handleWrite queues an administrative change.
-func (g *roomGrain) handleWrite(ctx actor.Context, req *wire.Request, now int64) {
-	sender := ctx.Sender()
-	reply := func(r *wire.Response) {
-		if sender != nil {
-			g.sys.Root.Send(sender, r)
-		}
-	}
-	var t *task
-	switch req.Op {
-	case opCreate:
-		var r CreateRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		secret, tk := newSecret(), randomBytes(32)
-		secretSealed := g.deps.Sealer.Seal([]byte(secret), []byte("room:"+g.id+":secret"))
-		tkSealed := g.deps.Sealer.Seal(tk, []byte("room:"+g.id+":ticket"))
-		t = &task{kind: "create", decide: func(now int64) ([]room.Event, error) {
-			return g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor)
-		}, done: func(err error) {
-			if err != nil {
-				reply(errResponse(err))
-				return
-			}
-			g.secret, g.ticketKey = []byte(secret), tk
-			reply(okResponse(CreateResult{View: g.st.View, Secret: secret}))
-		}}
-	case opConfigure, opDelete, opRotate, opKeyAdd, opKeyRemove, opCodeAdd, opCodeChange, opCodeRemove:
-		var r AdminRequest
-		if !decode(ctx, req, &r) || !g.authorized(ctx, &r) {
-			return
-		}
-		t = g.adminTask(req.Op, &r, reply)
-		if t == nil {
-			reply(&wire.Response{Code: CodeForbidden, Message: "not allowed with an API key"})
-			return
-		}
-	case opRedeem:
-		var r RedeemRequest
-		if !decode(ctx, req, &r) {
-			return
-		}
-		h := g.deps.Hash(r.Code)
-		t = &task{kind: "redeem", decide: func(now int64) ([]room.Event, error) {
-			evs, _, err := g.st.DecideRedeem(h, now)
-			return evs, err
-		}, done: func(err error) {
-			if err != nil {
-				reply(errResponse(err))
-				return
-			}
-			reply(g.mint(0, true, g.now()))
-		}}
-	default:
-		g.respond(ctx, &wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
-		return
-	}
-	g.queue = append(g.queue, t)
-	g.pump()
-}
-
-// adminTask builds the task for an administrative change. Keys may only
-// configure their room.
-func (g *roomGrain) adminTask(op string, r *AdminRequest, reply func(*wire.Response)) *task {
-	byKey := len(r.KeyHash) > 0
-	if byKey && op != opConfigure {
-		return nil
-	}
-	simple := func(decide func(now int64) ([]room.Event, error), result func() any) *task {
-		return &task{kind: op, decide: decide, done: func(err error) {
-			if err != nil {
-				reply(errResponse(err))
-				return
-			}
-			reply(okResponse(result()))
-		}}
-	}
-	view := func() any { return g.st.View }
-	switch op {
-	case opConfigure:
-		if r.Config == nil {
-			return simple(func(int64) ([]room.Event, error) {
-				return nil, &room.FieldError{Field: "body", Message: "the site configuration is required"}
-			}, view)
-		}
-		cfg := *r.Config
-		key := randomBytes(16)
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideConfigure(cfg, now, r.Actor, key) }, view)
-	case opDelete:
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideDelete(now, r.Actor) }, view)
-	case opRotate:
-		secret := newSecret()
-		sealed := g.deps.Sealer.Seal([]byte(secret), []byte("room:"+g.id+":secret"))
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideRotateSecret(sealed, now, r.Actor) },
-			func() any {
-				g.secret = []byte(secret)
-				return map[string]string{"secret": secret}
-			})
-	case opKeyAdd:
-		id, key := "k"+randomID(6), "qak_"+g.id+"_"+base64.RawURLEncoding.EncodeToString(randomBytes(24))
-		h := g.deps.Hash(key)
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideAddKey(id, r.Name, h, now, r.Actor) },
-			func() any {
-				k := g.st.Keys[id]
-				return KeyInfo{ID: id, Name: k.Name, Key: key, CreatedAt: time.Unix(0, k.CreatedAt).UTC()}
-			})
-	case opKeyRemove:
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideRemoveKey(r.ID, now, r.Actor) },
-			func() any { return map[string]string{"id": r.ID} })
-	case opCodeAdd:
-		id, code := "c"+randomID(6), newCode()
-		h := g.deps.Hash(code)
-		return simple(func(now int64) ([]room.Event, error) {
-			return g.st.DecideAddCode(room.CodeAdded{ID: id, Label: r.Label, Hash: h, UsageLimit: r.Limit, ExpiresAt: r.Expires}, now, r.Actor)
-		}, func() any {
-			ci := codeInfo(g.st.Codes[id])
-			ci.Code = code
-			return ci
-		})
-	case opCodeChange:
-		return simple(func(now int64) ([]room.Event, error) {
-			return g.st.DecideChangeCode(r.ID, r.Disable, now, r.Actor)
-		}, func() any { return codeInfo(g.st.Codes[r.ID]) })
-	case opCodeRemove:
-		return simple(func(now int64) ([]room.Event, error) { return g.st.DecideRemoveCode(r.ID, now, r.Actor) },
-			func() any { return map[string]string{"id": r.ID} })
-	}
-	return nil
-}
-
-// join hands out a number from the current block, or waits for the next
-// block when this one is used up.
-func (g *roomGrain) join(ctx actor.Context) {
-	n, err := g.st.Join(g.now().UnixNano())
-	switch err {
-	case nil:
-		g.joined(n, func(r *wire.Response) { ctx.Respond(r) })
-	case room.ErrNeedBlock:
-		if len(g.waiters) >= maxWaiters {
 			ctx.Respond(errResponse(persistence.ErrUnavailable))
 			return
 		}
-		g.waiters = append(g.waiters, ctx.Sender())
-		g.reserve()
-	default:
-		ctx.Respond(errResponse(err))
 	}
-}
-
-func (g *roomGrain) joined(n uint64, reply func(*wire.Response)) {
-	g.blocks.issued(1)
-	g.dirty = true
-	g.seen([]uint64{n}, g.now().UnixNano())
-	if g.deps.Metrics != nil {
-		g.deps.Metrics.Joins.Inc()
-	}
-	reply(okResponse(JoinResult{Number: n, Ticket: room.SignTicket(g.ticketKey, g.id, n), View: g.st.View}))
-	if g.st.Reserved-g.st.Issued < g.blocks.low() {
-		g.reserve()
-	}
+	g.dispatch(ctx, req)
 }
 
 func (g *roomGrain) blockSize() uint64 {
@@ -565,126 +213,52 @@ func (g *roomGrain) reserve() {
 		return g.st.DecideReserve(base+size, now), nil
 	}, done: func(err error) {
 		g.reserving = false
-		waiters := g.waiters
-		g.waiters = nil
-		for _, w := range waiters {
-			w := w
-			reply := func(r *wire.Response) {
-				if w != nil {
-					g.sys.Root.Send(w, r)
-				}
-			}
-			if err != nil {
-				reply(errResponse(err))
-				continue
-			}
-			n, jerr := g.st.Join(g.now().UnixNano())
-			if jerr == room.ErrNeedBlock {
-				g.waiters = append(g.waiters, w)
-				continue
-			}
-			if jerr != nil {
-				reply(errResponse(jerr))
-				continue
-			}
-			g.joined(n, reply)
-		}
-		if len(g.waiters) > 0 {
-			g.reserve()
-		}
 		g.grantBatches(err)
 	}}
-	// Reservations go first: joins wait on them.
-	g.queue = append([]*task{t}, g.queue...)
-	g.pump()
+	g.writes.first(t)
 }
 
-// pump starts the next queued write unless one is in flight. Writes are
-// strictly one after another, so read-back covers each in order.
-func (g *roomGrain) pump() {
-	for !g.writing && len(g.queue) > 0 && !g.stopped {
-		t := g.queue[0]
-		g.queue = g.queue[1:]
-		evs, err := t.decide(g.now().UnixNano())
-		if err != nil {
-			t.done(err)
-			continue
-		}
-		data := make([][]byte, 0, len(evs))
-		for i := range evs {
-			b, err := evs[i].Encode()
-			if err != nil {
-				t.done(fmt.Errorf("encode event: %w", err))
-				data = nil
-				break
-			}
-			data = append(data, b)
-		}
-		if data == nil && len(evs) > 0 {
-			continue
-		}
-		g.writing = true
-		j, from, self, root := g.j, g.j.verified, g.self, g.sys.Root
-		go func() {
-			res := j.write(context.Background(), from, data)
-			root.Send(self, &writeDone{res: res, task: t})
-		}()
-	}
+// startWrite runs one fenced write on its own goroutine and hands the
+// outcome back to the grain as a message.
+func (g *roomGrain) startWrite(t *task, from int64, data [][]byte) {
+	j, self, root := g.writes.j, g.self, g.sys.Root
+	go func() {
+		res := j.write(context.Background(), from, data)
+		root.Send(self, &writeDone{res: res, task: t})
+	}()
 }
 
 func (g *roomGrain) onWriteDone(m *writeDone) {
-	g.writing = false
 	g.logWritten(m.res.err)
 	if m.res.err != nil {
 		g.log.Warn("write failed", "kind", m.task.kind, "error", m.res.err)
-		m.task.done(fmt.Errorf("%w: %v", ErrLogUnavailable, m.res.err))
-		g.pump()
-		return
 	}
-	if err := g.applyRecords(m.res.records); err != nil {
-		m.task.done(err)
+	n, err := g.writes.finish(m.res, m.task, func(off int64, data []byte) { g.applyTo(g.st, off, data) })
+	switch {
+	case errors.Is(err, ErrSuperseded):
 		g.supersede()
-		return
+	case err == nil:
+		g.sinceSnap += n
+		g.dirty = true
+		g.publish(true)
 	}
-	g.j.verified = m.res.last
-	g.sinceSnap += len(m.res.records)
-	g.dirty = true
-	m.task.done(nil)
-	g.publish(true)
-	g.pump()
 }
 
-// applyRecords applies what was read back after a write, stopping at a
-// newer activation's marker.
-func (g *roomGrain) applyRecords(recs []persistence.Record) error {
-	for _, r := range recs {
-		if g.j.foreignMarker(r.Offset, r.Data) {
-			return ErrSuperseded
-		}
-		e, err := room.DecodeEvent(r.Data)
-		if err != nil {
-			g.log.Error("skipping undecodable event", "offset", r.Offset, "error", err)
-			continue
-		}
-		g.st.Apply(r.Offset, e)
+// applyTo applies a record of the room's log to st.
+func (g *roomGrain) applyTo(st *room.State, offset int64, data []byte) {
+	e, err := room.DecodeEvent(data)
+	if err != nil {
+		g.log.Error("skipping undecodable event", "offset", offset, "error", err)
+		return
 	}
-	return nil
+	st.Apply(offset, e)
 }
 
 // supersede stops serving at once: a newer activation owns the room.
 func (g *roomGrain) supersede() {
-	g.log.Warn("superseded by a newer activation; stopping", "epoch", g.j.epoch)
+	g.log.Warn("superseded by a newer activation; stopping", "epoch", g.writes.j.epoch)
 	g.stopped = true
-	for _, t := range g.queue {
-		t.done(ErrSuperseded)
-	}
-	g.queue = nil
-	for _, w := range g.waiters {
-		if w != nil {
-			g.sys.Root.Send(w, errResponse(ErrSuperseded))
-		}
-	}
-	g.waiters = nil
+	g.writes.stop(ErrSuperseded)
 	g.poll.stop()
 	g.failBatches(ErrSuperseded)
 	g.sys.Root.Poison(g.self)
@@ -697,19 +271,17 @@ func (g *roomGrain) onTick() {
 	now := g.now()
 	g.checkBlockWait(now)
 	g.blocks.tick(now)
-	if due, ok := g.st.OpeningDue(); ok && !now.Before(due) && !g.writing {
+	if due, ok := g.st.OpeningDue(); ok && !now.Before(due) && !g.writes.writing {
 		key := randomBytes(16)
-		g.queue = append(g.queue, &task{kind: "open", decide: func(now int64) ([]room.Event, error) {
+		g.writes.add(&task{kind: "open", decide: func(now int64) ([]room.Event, error) {
 			return g.st.DecideOpen(now, key), nil
 		}, done: func(error) {}})
-		g.pump()
 	}
-	if g.st.Live() && g.st.Issued != g.st.Checkpointed && now.Sub(g.checkpointAt) >= checkpointInterval && !g.writing {
+	if g.st.Live() && g.st.Issued != g.st.Checkpointed && now.Sub(g.checkpointAt) >= checkpointInterval && !g.writes.writing {
 		g.checkpointAt = now
-		g.queue = append(g.queue, &task{kind: "checkpoint", decide: func(now int64) ([]room.Event, error) {
+		g.writes.add(&task{kind: "checkpoint", decide: func(now int64) ([]room.Event, error) {
 			return g.st.DecideCheckpoint(now, false), nil
 		}, done: func(error) {}})
-		g.pump()
 	}
 	if now.Sub(g.abandonAt) >= abandonInterval {
 		g.abandonAt = now
@@ -726,54 +298,8 @@ func (g *roomGrain) onTick() {
 		}
 	}
 	g.publish(false)
-	g.period.Store(int64(g.tickPeriod(now)))
+	g.ticker.setPeriod(g.tickPeriod(now))
 	g.restIfGone(now)
-}
-
-// seen records presence reports (a join is the first). Numbers never
-// issued are ignored: a report must not make the memory grow for nobody.
-func (g *roomGrain) seen(numbers []uint64, now int64) {
-	if !g.st.Config.Abandon.Enabled {
-		return
-	}
-	for _, n := range numbers {
-		if n <= g.st.Issued {
-			g.presence.Seen(n, now)
-		}
-	}
-}
-
-// scanAbandoned looks for silent numbers just ahead of the window. Most
-// scans find nothing and write nothing; when one finds some, the write is
-// queued and decides again against the state it finds then.
-func (g *roomGrain) scanAbandoned(now int64) {
-	if !g.st.Config.Abandon.Enabled {
-		// Nobody reports presence while detection is off.
-		g.presence.Forget(&g.st.View, now)
-		return
-	}
-	if g.abandoning {
-		return
-	}
-	evs, cursor := g.st.DecideAbandon(g.presence, now, abandonAhead)
-	if len(evs) == 0 {
-		g.presence.Examined(&g.st.View, cursor)
-		return
-	}
-	g.abandoning = true
-	g.queue = append(g.queue, &task{kind: "abandon", decide: func(now int64) ([]room.Event, error) {
-		evs, cursor := g.st.DecideAbandon(g.presence, now, abandonAhead)
-		if len(evs) == 0 {
-			g.presence.Examined(&g.st.View, cursor)
-		}
-		return evs, nil
-	}, done: func(err error) {
-		g.abandoning = false
-		if err == nil {
-			g.presence.Examined(&g.st.View, g.st.AbandonScan)
-		}
-	}})
-	g.pump()
 }
 
 func (g *roomGrain) saveSnapshot() {
@@ -783,7 +309,7 @@ func (g *roomGrain) saveSnapshot() {
 		return
 	}
 	g.snapshotting, g.sinceSnap, g.snapshotAt = true, 0, g.now()
-	l, stream, off, self, root, to := g.deps.Log, g.id, g.j.verified, g.self, g.sys.Root, g.deps.WriteTimeout
+	l, stream, off, self, root, to := g.deps.Log, g.id, g.writes.j.verified, g.self, g.sys.Root, g.deps.WriteTimeout
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*to)
 		defer cancel()
@@ -814,10 +340,7 @@ func (g *roomGrain) publish(force bool) {
 // shutdown writes a final checkpoint so the next activation continues
 // without ghosts, bounded in time.
 func (g *roomGrain) shutdown() {
-	if g.stopTick != nil {
-		close(g.stopTick)
-		g.stopTick = nil
-	}
+	g.stopTicker()
 	g.poll.stop()
 	g.stats.forget(g.deps.Metrics)
 	if !g.ready || g.stopped || !g.st.Live() {

@@ -3,8 +3,6 @@ package node
 import (
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
-
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -94,14 +92,14 @@ func adjustments(st *room.State) []Adjustment {
 }
 
 // answerStats routes a dashboard read to the ring.
-func (g *roomGrain) answerStats(ctx actor.Context, r StatsRequest) {
+func (g *roomGrain) answerStats(c *opCall, r *StatsRequest) {
 	if !g.st.Exists || g.st.Deleted {
-		g.respond(ctx, errResponse(room.ErrNotFound))
+		c.respond(errResponse(room.ErrNotFound))
 		return
 	}
 	if g.stats.ring == nil {
 		g.stats.at = time.Time{}
 		g.stats.record(&g.st.View, g.now(), g.deps.Metrics)
 	}
-	g.respond(ctx, okResponse(g.stats.result(g.st, r.Since)))
+	c.respond(okResponse(g.stats.result(g.st, r.Since)))
 }

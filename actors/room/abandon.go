@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-// Abandon detection (DESIGN.md invariant 7). A number silent for longer
-// than the grace period counts as abandoned; each abandoned number just
-// ahead of the admission window moves the window one further, so the slot
-// goes to somebody still waiting. It never revokes: a returning visitor
-// whose position is inside the window is admitted like anybody else.
+// Abandon detection (docs/architecture.md, invariant 7). A number silent
+// for longer than the grace period counts as abandoned; each abandoned
+// number just ahead of the admission window moves the window one further,
+// so the slot goes to somebody still waiting. It never revokes: a
+// returning visitor whose position is inside the window is admitted like
+// anybody else.
 //
 // Presence is not in the log: it would be one record per heartbeat. The
 // grain keeps it in memory (Presence), and after a restart counts every

@@ -6,7 +6,8 @@ package room
 // current reservation; when it holds fewer than count, nothing is issued
 // and ErrNeedBlock asks the grain to reserve first, so a batch is never
 // split around another caller's numbers. Like Join it re-bases the line
-// before counting (DESIGN.md invariant 3). count must be at least 1.
+// before counting (docs/architecture.md, invariant 3). count must be at
+// least 1.
 func (s *State) JoinBatch(count uint64, now int64) (first uint64, err error) {
 	if !s.Live() {
 		return 0, ErrNotFound

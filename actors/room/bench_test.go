@@ -119,3 +119,28 @@ func BenchmarkSignTicket(b *testing.B) {
 		_ = room.SignTicket(ticketKey, "r1", n)
 	}
 }
+
+// BenchmarkCodeLookup times the decision of one code redemption and one
+// API key lookup in a room with 10,000 of each (after a first lookup).
+func BenchmarkCodeLookup(b *testing.B) {
+	g := manyCodes(b, 10_000)
+	g.st.KeyByHash(hash("key-0"))
+	b.Run("redeem", func(b *testing.B) {
+		h := hash("code-5000")
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := g.st.DecideRedeem(h, at(minute)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("key", func(b *testing.B) {
+		h := hash("key-5000")
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := g.st.KeyByHash(h); !ok {
+				b.Fatal("key not found")
+			}
+		}
+	})
+}

@@ -2,6 +2,7 @@ package room_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -220,5 +221,89 @@ func TestAddCodeValidation(t *testing.T) {
 	}
 	if _, err := g.st.DecideRemoveCode("missing", at(0), "admin"); err != room.ErrNoItem {
 		t.Fatalf("remove missing code: got %v, want ErrNoItem", err)
+	}
+}
+
+// manyCodes is a room with n bypass codes, "code-0" … "code-(n-1)", and n
+// API keys, "key-0" … "key-(n-1)", added without an actor (no audit trail
+// to trim on every event).
+func manyCodes(tb testing.TB, n int) *grain {
+	tb.Helper()
+	g := newRoom(tb, baseConfig(), at(0), 10)
+	for i := range n {
+		evs, err := g.st.DecideAddCode(room.CodeAdded{ID: fmt.Sprintf("c%d", i), Label: "Guest", Hash: hash(fmt.Sprintf("code-%d", i))}, at(second), "")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		g.must(evs)
+		evs, err = g.st.DecideAddKey(fmt.Sprintf("k%d", i), "Shop", hash(fmt.Sprintf("key-%d", i)), at(second), "")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		g.must(evs)
+	}
+	return g
+}
+
+// With 10,000 codes and keys each is found by its hash, and an unknown,
+// removed or disabled one is the same ErrNoCode; the lookups hold after a
+// removal, and after a recovery from a snapshot plus the events after it.
+func TestLookupManyCodes(t *testing.T) {
+	const n = 10_000
+	g := manyCodes(t, n)
+	check := func(g *grain, gone map[int]bool) {
+		t.Helper()
+		for i := 0; i < n; i += 97 {
+			err := redeem(t, g, fmt.Sprintf("code-%d", i), at(minute))
+			k, ok := g.st.KeyByHash(hash(fmt.Sprintf("key-%d", i)))
+			if gone[i] {
+				if !errors.Is(err, room.ErrNoCode) || ok {
+					t.Fatalf("removed code and key %d: redeem %v, key found %v", i, err, ok)
+				}
+				continue
+			}
+			if err != nil || !ok || k.ID != fmt.Sprintf("k%d", i) {
+				t.Fatalf("code and key %d: redeem %v, key %v %v", i, err, k, ok)
+			}
+		}
+		if err := redeem(t, g, "code-unknown", at(minute)); !errors.Is(err, room.ErrNoCode) {
+			t.Fatalf("unknown code: %v, want ErrNoCode", err)
+		}
+		if _, ok := g.st.KeyByHash(hash("key-unknown")); ok {
+			t.Fatal("unknown key found")
+		}
+	}
+	check(g, nil)
+	do := func(evs []room.Event, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.must(evs)
+	}
+
+	gone := map[int]bool{97: true, 194: true}
+	for i := range gone {
+		do(g.st.DecideRemoveCode(fmt.Sprintf("c%d", i), at(2*second), "admin"))
+		do(g.st.DecideRemoveKey(fmt.Sprintf("k%d", i), at(2*second), "admin"))
+	}
+	do(g.st.DecideChangeCode("c0", true, at(2*second), "admin"))
+	if err := redeem(t, g, "code-0", at(minute)); !errors.Is(err, room.ErrNoCode) {
+		t.Fatalf("disabled code: %v, want ErrNoCode", err)
+	}
+	do(g.st.DecideChangeCode("c0", false, at(3*second), "admin"))
+	check(g, gone)
+
+	// A snapshot, then a code and a key added and one of each removed
+	// after it: the recovered room finds what the log says.
+	g.snapshot()
+	do(g.st.DecideAddCode(room.CodeAdded{ID: "late", Label: "Late", Hash: hash("code-late")}, at(4*second), "admin"))
+	do(g.st.DecideRemoveCode("c291", at(4*second), "admin"))
+	do(g.st.DecideRemoveKey("k291", at(4*second), "admin"))
+	r := g.crash(at(5 * second))
+	gone[291] = true
+	check(r, gone)
+	if err := redeem(t, r, "code-late", at(minute)); err != nil {
+		t.Fatalf("code added after the snapshot: %v", err)
 	}
 }

@@ -178,8 +178,7 @@ func TestDecideLeavesCallerConfigAlone(t *testing.T) {
 		t.Fatalf("event's domain: got %q, want shop.example", got)
 	}
 	st.Apply(0, evs[0])
-	evs, err = st.DecideConfigure(cfg, at(second), "admin", nil)
-	if err != nil {
+	if _, err = st.DecideConfigure(cfg, at(second), "admin", nil); err != nil {
 		t.Fatal(err)
 	}
 	if domains[0] != "Shop.Example." {

@@ -32,7 +32,7 @@ func (l Line) anchor(t int64, rate float64) Line {
 }
 
 // capped returns the line clamped so that it does not run ahead of limit at
-// t: capacity nobody used is not banked (DESIGN.md invariant 3).
+// t: capacity nobody used is not banked (docs/architecture.md, invariant 3).
 func (l Line) capped(t int64, limit float64) Line {
 	if l.At(t) > limit {
 		return Line{Base: limit, T0: t, Rate: l.Rate}

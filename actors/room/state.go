@@ -76,6 +76,9 @@ type State struct {
 	AutoFailures int `json:"autoFailures,omitempty"`
 	// HealthPassed is the URL of the latest passing health-check test.
 	HealthPassed string `json:"healthPassed,omitempty"`
+
+	// hashes finds keys and codes by hash (hashes.go); not in snapshots.
+	hashes *hashIndex
 }
 
 // New returns the empty state of room id, before its Created event.
@@ -145,15 +148,18 @@ func (s *State) Apply(offset int64, e Event) {
 	case TypeKeyAdded:
 		k := e.KeyAdded
 		s.Keys[k.ID] = &Key{ID: k.ID, Name: k.Name, Hash: k.Hash, CreatedAt: e.At}
+		s.hashes.addKey(k.Hash, k.ID)
 		s.audit(e, "add-key", k.Name)
 	case TypeKeyRemoved:
 		if k, ok := s.Keys[e.KeyRemoved.ID]; ok {
 			delete(s.Keys, k.ID)
+			s.hashes = nil
 			s.audit(e, "remove-key", k.Name)
 		}
 	case TypeCodeAdded:
 		c := e.CodeAdded
 		s.Codes[c.ID] = &Code{ID: c.ID, Label: c.Label, Hash: c.Hash, UsageLimit: c.UsageLimit, ExpiresAt: c.ExpiresAt, CreatedAt: e.At}
+		s.hashes.addCode(c.Hash, c.ID)
 		s.audit(e, "add-bypass-code", c.Label)
 	case TypeCodeChanged:
 		if c, ok := s.Codes[e.CodeChanged.ID]; ok {
@@ -163,6 +169,7 @@ func (s *State) Apply(offset int64, e Event) {
 	case TypeCodeRemoved:
 		if c, ok := s.Codes[e.CodeRemoved.ID]; ok {
 			delete(s.Codes, c.ID)
+			s.hashes = nil
 			s.audit(e, "remove-bypass-code", c.Label)
 		}
 	case TypeCodeRedeemed:
@@ -208,6 +215,7 @@ func (s *State) Recovered() {
 	if s.Reserved > s.Issued {
 		s.Issued = s.Reserved
 	}
+	s.hashes = nil
 }
 
 // Live reports whether the room exists and is not deleted.
@@ -394,12 +402,15 @@ func (s *State) DecideRemoveKey(id string, now int64, actor string) ([]Event, er
 
 // KeyByHash returns the key whose hash is h.
 func (s *State) KeyByHash(h []byte) (*Key, bool) {
-	for _, k := range s.sortedKeys() {
-		if subtle.ConstantTimeCompare(k.Hash, h) == 1 {
-			return k, true
-		}
+	id, ok := s.index().keys[string(h)]
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	k, ok := s.Keys[id]
+	if !ok || subtle.ConstantTimeCompare(k.Hash, h) != 1 {
+		return nil, false
+	}
+	return k, true
 }
 
 func (s *State) sortedKeys() []*Key {
@@ -480,13 +491,10 @@ func (s *State) DecideRedeem(h []byte, now int64) ([]Event, *Code, error) {
 	if !s.Live() || !s.Config.Active {
 		return nil, nil, ErrNoCode
 	}
-	var found *Code
-	for _, c := range s.SortedCodes() {
-		if subtle.ConstantTimeCompare(c.Hash, h) == 1 {
-			found = c
-		}
-	}
-	if found == nil || found.Disabled || (found.ExpiresAt != nil && found.ExpiresAt.UnixNano() <= now) ||
+	id, ok := s.index().codes[string(h)]
+	found := s.Codes[id]
+	if !ok || found == nil || subtle.ConstantTimeCompare(found.Hash, h) != 1 ||
+		found.Disabled || (found.ExpiresAt != nil && found.ExpiresAt.UnixNano() <= now) ||
 		(found.UsageLimit != nil && found.Uses >= *found.UsageLimit) {
 		return nil, nil, ErrNoCode
 	}
@@ -506,7 +514,7 @@ func (s *State) DecideDelete(now int64, actor string) ([]Event, error) {
 // Join hands out the next number at now. It is the hot path and writes no
 // event: the number comes from the current reservation (ErrNeedBlock when it
 // is used up). Before the number is counted, the line is re-based so that a
-// quiet room does not bank capacity (DESIGN.md invariant 3).
+// quiet room does not bank capacity (docs/architecture.md, invariant 3).
 func (s *State) Join(now int64) (uint64, error) {
 	if !s.Live() {
 		return 0, ErrNotFound

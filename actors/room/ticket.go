@@ -11,7 +11,8 @@ import (
 
 // A ticket binds a waiting number to its room and to the visitor who drew
 // it: the join answer carries it, and status, token, heartbeat and WebSocket
-// take it, so nobody can claim number 1 by typing it (DESIGN.md invariant 9).
+// take it, so nobody can claim number 1 by typing it (docs/architecture.md,
+// invariant 9).
 // It is base64url(number as 8 bytes ‖ first 16 bytes of
 // HMAC-SHA256(ticketKey, "ticket" ‖ roomID ‖ number)).
 

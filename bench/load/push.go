@@ -118,7 +118,10 @@ func Push(ctx context.Context, t *Target, tickets []string, change RateChanger, 
 	}
 	deadline := time.Now().Add(cfg.Duration)
 	s, err := OpenSockets(ctx, t, tickets[:cfg.Sockets], cfg)
-	defer s.Close()
+	// OpenSockets always returns its sockets, those it opened before an
+	// error too, so that their figures reach the result: close them either way.
+	defer s.Close() //lint:ignore SA5001 s is never nil, see above
+
 	if err != nil {
 		return s.Result(), err
 	}

@@ -61,6 +61,10 @@ fi
 
 echo "== go vet"
 go vet ./...
+# go.mod names what the project imports directly; a change that adds or
+# drops an import without tidying fails here, not in a reader's head.
+echo "== go mod tidy"
+go mod tidy -diff
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
@@ -72,8 +76,8 @@ if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 fi
 # -race on the packages with concurrency of our own. Not on transport/api
 # and the cluster tests: protoactor-go's cluster races with itself when
-# several actor systems share one process (DEPENDENCIES.md, pitfall 5), which
-# those tests do by design; their concurrency is exercised without -race.
+# several actor systems share one process (docs/architecture.md,
+# "Dependencies", pitfall 5), which those tests do by design; their concurrency is exercised without -race.
 echo "== go test -race"
 go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...

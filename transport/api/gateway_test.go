@@ -89,7 +89,7 @@ func TestEnterWithoutTargetURL(t *testing.T) {
 
 var (
 	linkHref   = regexp.MustCompile(`<link rel="stylesheet" href="([^"]+)">`)
-	scriptSrc  = regexp.MustCompile(`<script src="([^"]+)"`)
+	scriptSrc  = regexp.MustCompile(`<script (?:type="module" |nomodule )?src="([^"]+)"`)
 	roomData   = regexp.MustCompile(`(?s)<script type="application/json" id="aq-room">(.*?)</script>`)
 	absoluteTo = regexp.MustCompile(`(?i)(?:src|href)="(?:https?:)?//`)
 )
@@ -157,8 +157,8 @@ func TestPageAssetsOnItsOwnOrigin(t *testing.T) {
 		t.Fatalf("page: %d\n%s", res.StatusCode, body)
 	}
 	links := assetsResolve(t, e, "/queue/anywhere", body)
-	if len(links) != 3 {
-		t.Fatalf("page links %v, want the stylesheet, the script and the worker", links)
+	if len(links) != 4 {
+		t.Fatalf("page links %v, want the stylesheet, the module, its fallback and the worker", links)
 	}
 	res, body = e.get("/queue/nope", browserAccept)
 	if res.StatusCode != http.StatusNotFound {

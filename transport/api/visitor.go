@@ -84,7 +84,8 @@ func (s *Server) handlePreflight(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// ticketAnswer is the join and status answer of CONTRACT.md.
+// ticketAnswer is the join and status answer (the Ticket and Status
+// schemas of openapi.json).
 type ticketAnswer struct {
 	Queue                string     `json:"queue"`
 	Name                 string     `json:"name"`
@@ -223,7 +224,7 @@ func (s *Server) bodyNumber(r *node.Room, body tokenBody) (uint64, error) {
 	return *body.Number, nil
 }
 
-// grant is the token answer of CONTRACT.md.
+// grant is the token answer (the Grant schema of openapi.json).
 type grant struct {
 	Queue            string  `json:"queue"`
 	Number           uint64  `json:"number"`

@@ -2,6 +2,12 @@
 // hosted waiting-room page, the shop-side embed.js and the static files they
 // load. Everything is plain HTML, CSS and JavaScript embedded in the binary;
 // the server calls RenderRoom, RenderEmbed and Assets from its handlers.
+//
+// The page's script is a set of ES modules with no build step: room.js (the
+// flow) imports connection.js (socket and polling), render.js (the view),
+// state.js (the state and what follows from it), i18n.js (words and
+// figures), pow.js (proof of work) and http.js (calls to the queue, shared
+// with embed.js). nomodule.js speaks to browsers without modules.
 package web
 
 import (
@@ -9,10 +15,13 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,28 +42,73 @@ type asset struct {
 
 var assets = loadAssets()
 
+// moduleImport matches an ES module's import of a sibling file, the one
+// form the page's modules use: import { … } from './name.js';
+var moduleImport = regexp.MustCompile(`(?m)^(import [^;\n]* from '\./)([\w-]+\.js)(';)$`)
+
 func loadAssets() map[string]asset {
-	m := map[string]asset{}
 	entries, err := fs.ReadDir(files, "static")
 	if err != nil {
 		panic(err)
 	}
+	raw := map[string][]byte{}
 	for _, e := range entries {
 		body, err := files.ReadFile("static/" + e.Name())
 		if err != nil {
 			panic(err)
 		}
-		sum := sha256.Sum256(body)
-		ct := mime.TypeByExtension(path.Ext(e.Name()))
-		switch path.Ext(e.Name()) {
-		case ".js":
-			ct = "text/javascript; charset=utf-8"
-		case ".css":
-			ct = "text/css; charset=utf-8"
+		raw[e.Name()] = body
+	}
+	m := map[string]asset{}
+	for name := range raw {
+		if err := loadAsset(m, raw, name, nil); err != nil {
+			panic(err)
 		}
-		m[e.Name()] = asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:8])}
 	}
 	return m
+}
+
+// loadAsset adds name to m, after the files it imports. Each import of a
+// sibling module gets that module's version (?v=…), so a module's version
+// changes with any file below it and the whole set can be cached for a
+// year: a page never runs a new room.js against an old render.js from
+// the cache. ES modules have no build step here; this rewrite at start is
+// the only change between the file in the repository and the one served.
+func loadAsset(m map[string]asset, raw map[string][]byte, name string, chain []string) error {
+	if _, done := m[name]; done {
+		return nil
+	}
+	if slices.Contains(chain, name) {
+		return fmt.Errorf("static/%s: import cycle %v", name, append(chain, name))
+	}
+	body, ok := raw[name]
+	if !ok {
+		return fmt.Errorf("static/%s: imported by static/%s, not found", name, chain[len(chain)-1])
+	}
+	chain = append(chain, name)
+	var failed error
+	body = moduleImport.ReplaceAllFunc(body, func(line []byte) []byte {
+		g := moduleImport.FindSubmatch(line)
+		dep := string(g[2])
+		if err := loadAsset(m, raw, dep, chain); err != nil {
+			failed = err
+			return line
+		}
+		return slices.Concat(g[1], g[2], []byte("?v="+m[dep].version), g[3])
+	})
+	if failed != nil {
+		return failed
+	}
+	sum := sha256.Sum256(body)
+	ct := mime.TypeByExtension(path.Ext(name))
+	switch path.Ext(name) {
+	case ".js":
+		ct = "text/javascript; charset=utf-8"
+	case ".css":
+		ct = "text/css; charset=utf-8"
+	}
+	m[name] = asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:8])}
+	return nil
 }
 
 // assetURL is the versioned URL of a static file, relative to base.
@@ -62,12 +116,16 @@ func assetURL(base, name string) string {
 	return base + AssetsPrefix + name + "?v=" + assets[name].version
 }
 
-// Assets serves the static files (room.css, room.js, pow-worker.js) for
-// GET and HEAD requests whose path starts with AssetsPrefix; the server
+// Assets serves the static files (room.css, the page's ES modules with
+// room.js first, nomodule.js, pow-worker.js) for GET and HEAD requests
+// whose path starts with AssetsPrefix; the server
 // mounts it at GET /queue/assets/*. A request carrying the file's current
 // version (?v=…, as the rendered pages link it) may be cached for a year;
 // an unversioned one for five minutes. ETag and If-None-Match work either
-// way. Anything else answers 404, other methods 405.
+// way. Anything else answers 404, other methods 405. Any origin may load
+// them: a module script from another origin than the page's (a page with
+// RoomPage.BaseURL elsewhere) is fetched with CORS, and the files are the
+// same public text for everyone.
 func Assets() http.Handler {
 	return http.HandlerFunc(serveAsset)
 }
@@ -87,6 +145,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("ETag", `"`+a.version+`"`)
 	if r.URL.Query().Get("v") == a.version {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"text/template"
 )
@@ -15,9 +16,16 @@ type Embed struct {
 	BaseURL string // the server's public URL, without trailing slash
 }
 
-// embedTemplate is plain JavaScript with one insertion point, the
-// configuration object; it is filled with JSON only (see RenderEmbed).
+// embedTemplate is plain JavaScript with two insertion points: the
+// configuration object, filled with JSON only (see RenderEmbed), and the
+// functions it shares with the waiting page (embedShared).
 var embedTemplate = template.Must(template.New("embed.js").ParseFS(files, "templates/embed.js"))
+
+// embedShared is static/http.js, the page's module for calls to the queue,
+// as a classic script's text: the shop's page loads embed.js with a plain
+// script tag, so its copy of the module cannot export. http.js promises
+// only "export function" declarations at the start of a line.
+var embedShared = regexp.MustCompile(`(?m)^export function `).ReplaceAllString(string(assets["http.js"].body), "function ")
 
 // RenderEmbed writes the shop-side script for e to w. The slug and base URL
 // enter the script only as a JSON object literal, encoded with HTML escaping
@@ -34,7 +42,8 @@ func RenderEmbed(w io.Writer, e Embed) error {
 		return fmt.Errorf("encode embed config for %q: %w", e.Slug, err)
 	}
 	var buf bytes.Buffer
-	if err := embedTemplate.Execute(&buf, string(cfg)); err != nil {
+	data := struct{ Config, Shared string }{string(cfg), embedShared}
+	if err := embedTemplate.Execute(&buf, data); err != nil {
 		return fmt.Errorf("render embed.js for %q: %w", e.Slug, err)
 	}
 	_, err = w.Write(buf.Bytes())

@@ -1,9 +1,9 @@
 package web
 
 // messages holds every visitor-facing sentence of the waiting room in one
-// language. The template reads the static ones; all of them travel to
-// room.js in the page data, so the translations live in one place. Values
-// with {n}, {h}, {m}, {ahead} and {wait} are filled in by room.js.
+// language. The template reads the static ones; all of them travel to the
+// page's scripts in the page data, so the translations live in one place.
+// Values with {n}, {h}, {m}, {ahead} and {wait} are filled in by i18n.js.
 type messages struct {
 	Title         string `json:"title"`
 	Live          string `json:"live"`
@@ -44,6 +44,7 @@ type messages struct {
 	NoTargetTitle string `json:"noTargetTitle"`
 	NoTargetText  string `json:"noTargetText"`
 	NoScript      string `json:"noScript"`
+	OldBrowser    string `json:"oldBrowser"`
 }
 
 var catalog = map[string]messages{
@@ -87,6 +88,7 @@ var catalog = map[string]messages{
 		NoTargetTitle: "This link leads nowhere yet",
 		NoTargetText:  "This waiting room has no shop address to forward you to, so its entry link cannot be used. Please go to the shop’s home page; the organiser can fix the link by setting the room’s target URL.",
 		NoScript:      "This waiting room needs JavaScript to keep your place and forward you automatically. Please enable JavaScript and reload the page.",
+		OldBrowser:    "This browser is too old for the waiting room. Please open this page in a current browser to get your waiting number.",
 	},
 	"de": {
 		Title:         "Warteraum",
@@ -128,5 +130,6 @@ var catalog = map[string]messages{
 		NoTargetTitle: "Dieser Link führt noch nirgendwohin",
 		NoTargetText:  "Für diesen Warteraum ist keine Shop-Adresse hinterlegt, an die er Sie weiterleiten könnte, daher kann sein Einstiegslink nicht verwendet werden. Bitte gehen Sie zur Startseite des Shops; der Veranstalter kann den Link durch Setzen der Ziel-URL beheben.",
 		NoScript:      "Dieser Warteraum braucht JavaScript, um Ihren Platz zu halten und Sie automatisch weiterzuleiten. Bitte aktivieren Sie JavaScript und laden Sie die Seite neu.",
+		OldBrowser:    "Dieser Browser ist zu alt für den Warteraum. Bitte öffnen Sie diese Seite in einem aktuellen Browser, um Ihre Wartenummer zu erhalten.",
 	},
 }

@@ -52,12 +52,13 @@ type roomView struct {
 	AccentStyle template.CSS
 	CSP         string
 	CSSURL      string
-	JSURL       string
+	JSURL       string // room.js, the page's ES module
+	FallbackURL string // nomodule.js, for browsers without modules
 	Initial     string
 	Data        roomData
 }
 
-// roomData is the JSON block room.js reads from <script id="aq-room">.
+// roomData is the JSON block the page's scripts read from <script id="aq-room">.
 type roomData struct {
 	Slug      string   `json:"slug"`
 	Name      string   `json:"name"`
@@ -109,6 +110,7 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 		CSP:         contentSecurityPolicy(base, image, style),
 		CSSURL:      assetURL(base, "room.css"),
 		JSURL:       assetURL(base, "room.js"),
+		FallbackURL: assetURL(base, "nomodule.js"),
 		Initial:     t.Joining,
 		Data: roomData{
 			Slug:      p.Slug,

@@ -97,8 +97,8 @@ func TestRenderRoomEscapes(t *testing.T) {
 	p.Slug = `s"</script>`
 	html := render(t, p)
 
-	if n := strings.Count(html, "<script"); n != 2 {
-		t.Errorf("page has %d <script elements, want 2 (data block and room.js)", n)
+	if n := strings.Count(html, "<script"); n != 3 {
+		t.Errorf("page has %d <script elements, want 3 (data block, room.js, nomodule.js)", n)
 	}
 	for _, bad := range []string{`<img src=x`, `alert("x")</script>`, `onerror=alert(1)>`} {
 		if strings.Contains(html, bad) {
@@ -137,7 +137,8 @@ func TestRenderRoomData(t *testing.T) {
 		`<img class="aq-hero" src="https://cdn.example.com/key.jpg"`,
 		`--aq-accent:#e4007c`,
 		`href="https://queue.example.com/queue/assets/room.css?v=`,
-		`src="https://queue.example.com/queue/assets/room.js?v=`,
+		`<script type="module" src="https://queue.example.com/queue/assets/room.js?v=`,
+		`<script nomodule src="https://queue.example.com/queue/assets/nomodule.js?v=`,
 		"Presale starts at 10:00.\nLimit: 4 tickets.",
 		`Verifying your browser…`,
 	} {
@@ -323,10 +324,13 @@ func TestRenderEmbed(t *testing.T) {
 	if err := RenderEmbed(&buf, Embed{Slug: "summer-fest", BaseURL: "https://queue.example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{`"slug":"summer-fest"`, `"base":"https://queue.example.com"`, "aditus_queue_token", "sessionStorage"} {
+	for _, w := range []string{`"slug":"summer-fest"`, `"base":"https://queue.example.com"`, "aditus_queue_token", "sessionStorage", "function call(url, method, body, timeoutMs)", "function withoutParam(href, name)"} {
 		if !strings.Contains(buf.String(), w) {
 			t.Errorf("embed.js lacks %q", w)
 		}
+	}
+	if regexp.MustCompile(`(?m)^\s*(export|import)\b`).MatchString(buf.String()) {
+		t.Error("embed.js, a classic script, has an import or export")
 	}
 }
 
@@ -349,6 +353,9 @@ func TestScriptsParse(t *testing.T) {
 		}
 	}
 	for name, body := range scripts {
+		if regexp.MustCompile(`(?m)^(import|export) `).Match(body) {
+			name = strings.TrimSuffix(name, ".js") + ".mjs" // node checks it as a module
+		}
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, body, 0o644); err != nil {
 			t.Fatal(err)
@@ -374,6 +381,8 @@ func TestAssets(t *testing.T) {
 		name, target, contentType string
 	}{
 		{"script", "/queue/assets/room.js", "text/javascript; charset=utf-8"},
+		{"module", "/queue/assets/render.js", "text/javascript; charset=utf-8"},
+		{"fallback", "/queue/assets/nomodule.js", "text/javascript; charset=utf-8"},
 		{"worker", "/queue/assets/pow-worker.js", "text/javascript; charset=utf-8"},
 		{"style", "/queue/assets/room.css", "text/css; charset=utf-8"},
 	} {
@@ -390,6 +399,9 @@ func TestAssets(t *testing.T) {
 			}
 			if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
 				t.Errorf("X-Content-Type-Options = %q", got)
+			}
+			if got := rec.Header().Get("Access-Control-Allow-Origin"); got != "*" {
+				t.Errorf("Access-Control-Allow-Origin = %q, want * (module scripts load with CORS)", got)
 			}
 			name := strings.TrimPrefix(tc.target, AssetsPrefix)
 			versioned := get(http.MethodGet, assetURL("", name), nil)
@@ -418,21 +430,96 @@ func TestAssets(t *testing.T) {
 	}
 }
 
-// TestRoomScriptMessages checks that every t.<key> room.js reads exists in
-// the catalogue, so a missing translation cannot render as "undefined".
+// TestRoomScriptMessages checks that every t.<key> the page's scripts
+// read exists in the catalogue, so a missing translation cannot render as
+// "undefined".
 func TestRoomScriptMessages(t *testing.T) {
 	keys := map[string]bool{}
 	typ := reflect.TypeOf(messages{})
 	for i := 0; i < typ.NumField(); i++ {
 		keys[typ.Field(i).Tag.Get("json")] = true
 	}
-	used := regexp.MustCompile(`\bt\.(\w+)`).FindAllStringSubmatch(string(assets["room.js"].body), -1)
-	if len(used) < 10 {
-		t.Fatalf("found only %d message uses in room.js", len(used))
-	}
-	for _, m := range used {
-		if !keys[m[1]] {
-			t.Errorf("room.js uses t.%s, which the catalogue lacks", m[1])
+	uses := regexp.MustCompile(`\bt\.(\w+)`)
+	var used [][]string
+	for name, a := range assets {
+		if !strings.HasSuffix(name, ".js") {
+			continue
 		}
+		for _, m := range uses.FindAllStringSubmatch(string(a.body), -1) {
+			used = append(used, []string{name, m[1]})
+		}
+	}
+	if len(used) < 10 {
+		t.Fatalf("found only %d message uses in the page's scripts", len(used))
+	}
+	for _, u := range used {
+		if !keys[u[1]] {
+			t.Errorf("%s uses t.%s, which the catalogue lacks", u[0], u[1])
+		}
+	}
+	if !strings.Contains(string(assets["nomodule.js"].body), ".i18n.oldBrowser") || !keys["oldBrowser"] {
+		t.Error("nomodule.js does not read i18n.oldBrowser from the catalogue")
+	}
+}
+
+// TestModuleImports checks that every module the page loads is served
+// with each import pinned to the imported file's current version, so the
+// set is cached as one: no import escapes the rewrite, and following the
+// imports from room.js reaches each module once, versioned.
+func TestModuleImports(t *testing.T) {
+	from := regexp.MustCompile(`(?m)\bfrom\s+'([^']*)'`)
+	seen := map[string]bool{}
+	var walk func(name string)
+	walk = func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		a, ok := assets[name]
+		if !ok {
+			t.Fatalf("module %s is not served", name)
+		}
+		for _, m := range from.FindAllStringSubmatch(string(a.body), -1) {
+			dep, version, ok := strings.Cut(strings.TrimPrefix(m[1], "./"), "?v=")
+			if !ok || !strings.HasPrefix(m[1], "./") {
+				t.Errorf("%s imports %q, want ./<file>?v=<version>", name, m[1])
+				continue
+			}
+			if got := assets[dep].version; got != version {
+				t.Errorf("%s imports %s at version %q, want %q", name, dep, version, got)
+			}
+			walk(dep)
+		}
+	}
+	walk("room.js")
+	for _, want := range []string{"http.js", "i18n.js", "pow.js", "connection.js", "render.js", "state.js"} {
+		if !seen[want] {
+			t.Errorf("room.js does not reach %s", want)
+		}
+	}
+	if strings.Contains(string(assets["nomodule.js"].body), "import ") {
+		t.Error("nomodule.js, a classic script, imports")
+	}
+}
+
+func TestLoadAssetRefusesBrokenImports(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		raw  map[string]string
+		want string
+	}{
+		{"missing", map[string]string{"a.js": "import { x } from './b.js';\n"}, "b.js: imported by static/a.js, not found"},
+		{"cycle", map[string]string{"a.js": "import { x } from './b.js';\n", "b.js": "import { y } from './a.js';\n"}, "import cycle [a.js b.js a.js]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := map[string][]byte{}
+			for k, v := range tc.raw {
+				raw[k] = []byte(v)
+			}
+			err := loadAsset(map[string]asset{}, raw, "a.js", nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error with %q", err, tc.want)
+			}
+		})
 	}
 }

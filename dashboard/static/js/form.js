@@ -1,6 +1,7 @@
 // form.js is the create/edit form of a waiting room: every field of the
-// site (CONTRACT.md) including the self-regulating rate. A 422 answer names
-// the invalid field; the form shows its message next to that field.
+// site (the SiteConfig schema of /api/openapi.json) including the
+// self-regulating rate. A 422 answer names the invalid field; the form
+// shows its message next to that field.
 
 import { h, clear } from './dom.js';
 import { t } from './i18n.js';

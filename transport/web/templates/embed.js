@@ -6,7 +6,7 @@
    seconds, or answers anything unexpected, the page stays as it is. */
 (function () {
   'use strict';
-  var config = {{.}};
+  var config = {{.Config}};
   var TOKEN_PARAM = 'aditus_queue_token';
   var TIMEOUT_MS = 3000;
   var DEFAULT_PASS_MS = 10 * 60 * 1000;
@@ -55,54 +55,16 @@
     return Date.now() + DEFAULT_PASS_MS;
   }
 
-  // call answers {status, body}; it rejects on network errors and after
-  // TIMEOUT_MS, body reading included.
-  function call(method, path, body) {
-    var ctrl = new AbortController();
-    var timer = setTimeout(function () {
-      ctrl.abort();
-    }, TIMEOUT_MS);
-    var init = { method: method, mode: 'cors', credentials: 'omit', cache: 'no-store', signal: ctrl.signal };
-    if (body) {
-      init.headers = { 'Content-Type': 'application/json' };
-      init.body = JSON.stringify(body);
-    }
-    return fetch(room + path, init)
-      .then(function (res) {
-        return res
-          .json()
-          .catch(function () {
-            return null;
-          })
-          .then(function (json) {
-            return { status: res.status, body: json || {} };
-          });
-      })
-      .finally(function () {
-        clearTimeout(timer);
-      });
+  // ask answers {status, body, retryAfter}; it rejects on network errors
+  // and after TIMEOUT_MS, body reading included.
+  function ask(method, path, body) {
+    return call(room + path, method, body, TIMEOUT_MS);
   }
 
   // withoutToken is the current address minus the token parameter, every
   // other parameter kept exactly as written.
   function withoutToken() {
-    var u = new URL(location.href);
-    if (u.search) {
-      var kept = u.search
-        .slice(1)
-        .split('&')
-        .filter(function (part) {
-          var key = part.split('=')[0];
-          try {
-            key = decodeURIComponent(key.replace(/\+/g, ' '));
-          } catch (e) {
-            /* keep the raw key */
-          }
-          return key !== TOKEN_PARAM;
-        });
-      u.search = kept.length ? '?' + kept.join('&') : '';
-    }
-    return u.toString();
+    return withoutParam(location.href, TOKEN_PARAM);
   }
 
   function cleanAddressBar() {
@@ -127,7 +89,7 @@
   }
 
   function verify(token) {
-    return call('GET', '/verify?token=' + encodeURIComponent(token)).then(function (r) {
+    return ask('GET', '/verify?token=' + encodeURIComponent(token)).then(function (r) {
       if (r.status === 200 && r.body.valid === true) {
         storePass(expiry(r.body.expiresAt));
         cleanAddressBar();
@@ -139,7 +101,7 @@
   }
 
   function join() {
-    return call('POST', '/join', {}).then(function (r) {
+    return ask('POST', '/join', {}).then(function (r) {
       if (r.status === 428) return toRoom(null); // proof of work happens in the waiting room
       if (r.status !== 200 && r.status !== 201) return; // 404, 423, 5xx: fail open
       if (!r.body.ticket) return;
@@ -149,7 +111,7 @@
   }
 
   function admit(ticket) {
-    return call('POST', '/token', { ticket: ticket }).then(function (r) {
+    return ask('POST', '/token', { ticket: ticket }).then(function (r) {
       if (r.status !== 200 || !r.body.token) return;
       var ttl = Number(r.body.expiresInSeconds);
       storePass(Date.now() + (ttl > 0 ? ttl * 1000 : DEFAULT_PASS_MS));
@@ -163,6 +125,8 @@
     return join();
   }
 
+  // call and withoutParam, shared with the waiting page (static/http.js):
+{{.Shared}}
   try {
     var done = run();
     if (done && done.catch) {

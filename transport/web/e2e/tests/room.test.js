@@ -108,3 +108,27 @@ test('before a scheduled opening the page counts down, promises a fair draw, the
   assert.ok(!(await page.isVisible('#aq-opening')), 'countdown still shown after the draw');
   await ctx.close();
 });
+
+// Chromium runs modules, so it never loads the page's nomodule script on
+// its own: the test adds that script by hand, once where room.js did not
+// run (as in a browser without modules) and once where it did.
+test('a browser without ES modules is told to use a current one; one with them keeps its page', async () => {
+  const { s } = await busyRoom('nomodule');
+  const ctx = await browser.newContext({ locale: 'en-GB' });
+  const page = await ctx.newPage();
+  await page.route(/\/queue\/assets\/room\.js/, (route) => route.abort());
+  await page.goto(queue.roomURL(s));
+  const fallback = await page.getAttribute('script[nomodule]', 'src');
+  await page.addScriptTag({ url: fallback });
+  await waitFor(async () => (await page.getAttribute('#aq-card', 'data-state')) === 'unsupported', { message: 'unsupported state' });
+  assert.ok(await page.isVisible('#aq-banner'));
+  assert.match(await page.textContent('#aq-banner-text'), /too old for the waiting room/);
+
+  const live = await ctx.newPage();
+  await live.goto(queue.roomURL(s));
+  await waitFor(async () => (await live.textContent('#aq-state')) === 'You are in the queue', { message: 'queue state' });
+  await live.addScriptTag({ url: fallback });
+  assert.equal(await live.getAttribute('#aq-card', 'data-state'), 'waiting');
+  assert.ok(!(await live.isVisible('#aq-banner')));
+  await ctx.close();
+});

@@ -1,0 +1,41 @@
+package node
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/health"
+	"github.com/aditus-queue/aditus-queue/persistence"
+)
+
+// Sealer seals secrets at rest under the node master key.
+type Sealer interface {
+	Seal(plaintext, associatedData []byte) []byte
+	Open(sealed, associatedData []byte) ([]byte, error)
+}
+
+// Hasher hashes high-entropy secrets (API keys, bypass codes).
+type Hasher func(secret string) []byte
+
+// Deps are what grains need from the node.
+type Deps struct {
+	Log    persistence.Log
+	Sealer Sealer
+	Hash   Hasher
+	Now    func() time.Time
+	Logger *slog.Logger
+	// WriteTimeout bounds one append with its read-back.
+	WriteTimeout time.Duration
+	// WriteQueue bounds each room's queue of writes asked for by callers
+	// (bypass codes, changes); beyond it they are answered busy. 0 is
+	// DefaultWriteQueue.
+	WriteQueue int
+	Metrics    *Metrics
+	LoadTests  LoadTestDeps
+	// Health fetches the shops' health URLs for the self-regulating rate;
+	// nil turns polling off.
+	Health health.Fetcher
+	// HealthInterval, when set, replaces every room's intervalSeconds
+	// (tests only: the public configuration allows 5 s at least).
+	HealthInterval time.Duration
+}
