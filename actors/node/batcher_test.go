@@ -17,17 +17,6 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
-// countingLog counts appends, so a test sees how many writes joins cost.
-type countingLog struct {
-	persistence.Log
-	appends atomic.Int64
-}
-
-func (l *countingLog) Append(ctx context.Context, stream string, data ...[]byte) ([]int64, error) {
-	l.appends.Add(1)
-	return l.Log.Append(ctx, stream, data...)
-}
-
 func createRoom(t *testing.T, n *Node, slug string, rate float64) (id string, r *Room) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

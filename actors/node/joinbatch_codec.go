@@ -2,7 +2,6 @@ package node
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 
@@ -15,8 +14,6 @@ import (
 // more than the grain's work for the batch. The encoding is the one
 // encoding/json gives the same types; what this reader does not expect
 // (another key order, spaces, the view) goes to encoding/json.
-
-var errBatchJSON = errors.New("batch message: not the expected JSON")
 
 // MarshalJSON writes r as encoding/json would.
 func (r JoinBatchRequest) MarshalJSON() ([]byte, error) {
