@@ -2,6 +2,7 @@ package load
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -83,13 +84,11 @@ type request struct {
 // answer is what the client reads of a response.
 type answer struct {
 	status int
-	// body is set only when asked for, and only until the connection's
-	// next request.
+	// body is set only when asked for.
 	body []byte
 }
 
-// do sends rq and reads its answer, keeping the body when keepBody is set
-// (the body is valid until the caller's next request). A connection that
+// do sends rq and reads its answer, keeping the body when keepBody is set. A connection that
 // was idle and turns out closed before any byte of the answer came is
 // replaced once, since the server did not read the request.
 func (wr *wire) do(ctx context.Context, rq request, keepBody bool) (answer, error) {
@@ -102,6 +101,10 @@ func (wr *wire) do(ctx context.Context, rq request, keepBody bool) (answer, erro
 			return answer{}, err
 		}
 		a, reuse, started, err := wr.roundTrip(ctx, hc, rq, keepBody)
+		if a.body != nil {
+			// The connection's buffer goes back with it to the pool.
+			a.body = bytes.Clone(a.body)
+		}
 		if err == nil && reuse {
 			wr.put(hc)
 		} else {
