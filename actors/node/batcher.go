@@ -111,37 +111,13 @@ func newBatcher(c *Client) *batcher {
 // the room on this node.
 func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 	w := b.waits.Get().(*joinWait)
-	b.mu.Lock()
-	rb := b.rooms[id]
-	if rb == nil {
-		rb = &roomBatch{}
-		b.rooms[id] = rb
-	}
-	if len(rb.pending) >= b.maxPending {
-		b.mu.Unlock()
+	rb, first, err := b.enqueue(id, w)
+	if err != nil {
 		b.waits.Put(w)
-		b.refused.Add(1)
-		return nil, ErrJoinsBusy
+		return nil, err
 	}
-	rb.pending = append(rb.pending, w)
-	b.pending.Add(1)
-	if !rb.sending {
-		// Nothing on its way: this join goes at once, from this
-		// goroutine, which hands the batches that gather meanwhile to
-		// another one when its own is back. It first lets the goroutines
-		// ready to run go ahead (no timer: on an idle node there are
-		// none), so that the joins that arrived with it go with it.
-		rb.sending = true
-		b.mu.Unlock()
-		runtime.Gosched()
-		b.mu.Lock()
-		batch := b.takeLocked(rb)
-		b.mu.Unlock()
-		if next := b.runOnce(id, rb, batch); next != nil {
-			go b.run(id, rb, next)
-		}
-	} else {
-		b.mu.Unlock()
+	if first {
+		b.sendFirst(id, rb)
 	}
 	select {
 	case o := <-w.done:
@@ -154,8 +130,45 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 		// A gathered visitor who gives up loses the number, if one comes,
 		// like a visitor who left; w is not reused, as its answer may
 		// still come. (The visitor whose join went at once waited for its
-		// batch above, which the call timeout bounds.)
+		// batch in sendFirst, which the call timeout bounds.)
 		return nil, ErrUnavailable
+	}
+}
+
+// enqueue puts w in line for room id, or refuses it busy at the bound.
+// first reports that nothing was on its way for the room: the caller
+// sends the batch (sendFirst), which enqueue has marked as sending.
+func (b *batcher) enqueue(id string, w *joinWait) (rb *roomBatch, first bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rb = b.rooms[id]
+	if rb == nil {
+		rb = &roomBatch{}
+		b.rooms[id] = rb
+	}
+	if len(rb.pending) >= b.maxPending {
+		b.refused.Add(1)
+		return nil, false, ErrJoinsBusy
+	}
+	rb.pending = append(rb.pending, w)
+	b.pending.Add(1)
+	first = !rb.sending
+	rb.sending = true
+	return rb, first, nil
+}
+
+// sendFirst sends the batch of a room that had nothing on its way, from
+// the joining goroutine, and hands the batches that gather meanwhile to
+// another goroutine when its own is back. It first lets the goroutines
+// ready to run go ahead (no timer: on an idle node there are none), so
+// that the joins that arrived with this one go with it.
+func (b *batcher) sendFirst(id string, rb *roomBatch) {
+	runtime.Gosched()
+	b.mu.Lock()
+	batch := b.takeLocked(rb)
+	b.mu.Unlock()
+	if next := b.runOnce(id, rb, batch); next != nil {
+		go b.run(id, rb, next)
 	}
 }
 
