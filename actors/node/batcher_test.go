@@ -50,8 +50,8 @@ func TestJoinsTravelInBatches(t *testing.T) {
 		wg   sync.WaitGroup
 	)
 	check := func(j *JoinResult) {
-		if got, ok := room.ParseTicket(r.TicketKey, h.id, j.Ticket); !ok || got != j.Number {
-			t.Errorf("ticket of %d: got %d %v", j.Number, got, ok)
+		if got, err := room.ParseTicket(r.TicketKey, h.id, j.Ticket); err != nil || got != j.Number {
+			t.Errorf("ticket of %d: got %d %v", j.Number, got, err)
 		}
 		if j.View.Issued < j.Number {
 			t.Errorf("answer of %d shows issued %d", j.Number, j.View.Issued)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -19,6 +20,9 @@ type Room struct {
 	View      *room.View
 	Secret    []byte
 	TicketKey []byte
+	// Unavailable says why the keys did not open on this node (empty when
+	// they did); such a room is not served here (ErrRoomUnavailable).
+	Unavailable string
 }
 
 // Views is a front node's cache of room views, kept fresh by pushes from
@@ -39,6 +43,9 @@ type Views struct {
 	used      map[string]time.Time
 	seen      map[string]map[uint64]struct{}
 	listeners []func(id string, r *Room)
+	locked    lockedRooms
+	// seenDropped counts presence reports beyond maxSeenPerSync.
+	seenDropped atomic.Uint64
 
 	stopOnce sync.Once
 	done     chan struct{}
@@ -53,10 +60,13 @@ const (
 	lookupLimit = 5 * time.Second
 )
 
-func newViews(sys *actor.ActorSystem, c *Client, s Sealer, log *slog.Logger) *Views {
+func newViews(sys *actor.ActorSystem, c *Client, s Sealer, log *slog.Logger, m *Metrics) *Views {
 	v := &Views{client: c, sealer: s, log: log, system: sys,
 		rooms: map[string]*Room{}, slugs: map[string]string{}, misses: map[string]time.Time{},
 		used: map[string]time.Time{}, seen: map[string]map[uint64]struct{}{}, done: make(chan struct{})}
+	if m != nil {
+		v.locked.gauge = m.RoomsUnavailable
+	}
 	v.pid = sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		if p, ok := ctx.Message().(*wire.Push); ok {
 			var rv room.View
@@ -90,17 +100,18 @@ func (v *Views) offer(rv *room.View) {
 		return
 	}
 	r := &Room{View: rv}
-	if old != nil && string(old.View.SecretSealed) == string(rv.SecretSealed) && string(old.View.TicketKeySealed) == string(rv.TicketKeySealed) {
+	if old != nil && old.Unavailable == "" && string(old.View.SecretSealed) == string(rv.SecretSealed) && string(old.View.TicketKeySealed) == string(rv.TicketKeySealed) {
 		r.Secret, r.TicketKey = old.Secret, old.TicketKey
 	} else if rv.Exists {
 		var err error
-		if r.Secret, err = v.sealer.Open(rv.SecretSealed, []byte("room:"+rv.ID+":secret")); err != nil {
-			v.log.Error("cannot open room secret (master key differs between nodes?)", "room", rv.ID, "error", err)
-		}
-		if r.TicketKey, err = v.sealer.Open(rv.TicketKeySealed, []byte("room:"+rv.ID+":ticket")); err != nil {
-			v.log.Error("cannot open ticket key", "room", rv.ID, "error", err)
+		if r.Secret, r.TicketKey, err = openKeys(v.sealer, rv); err != nil {
+			r.Unavailable = "the room's keys do not open with this node's master key: " + err.Error()
+			if old == nil || old.Unavailable == "" {
+				v.log.Error("room not served: its keys do not open (master key differs between nodes?)", "room", rv.ID, "error", err)
+			}
 		}
 	}
+	v.locked.set(rv, r.Unavailable)
 	v.rooms[rv.ID] = r
 	if rv.Exists && !rv.Deleted {
 		v.slugs[rv.Config.Slug] = rv.ID
@@ -131,7 +142,7 @@ func (v *Views) BySlug(ctx context.Context, slug string) (*Room, bool, error) {
 	v.mu.RUnlock()
 	if known && r != nil {
 		v.touch(id, now)
-		return r, r.View.Exists && !r.View.Deleted, nil
+		return servable(r)
 	}
 	if wasMissed && now.Sub(missed) < missTTL {
 		return nil, false, nil
@@ -155,7 +166,19 @@ func (v *Views) BySlug(ctx context.Context, slug string) (*Room, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return r, r.View.Exists && !r.View.Deleted, nil
+	return servable(r)
+}
+
+// servable is BySlug's answer for a cached room: ErrRoomUnavailable for a
+// room whose keys did not open here.
+func servable(r *Room) (*Room, bool, error) {
+	if !r.View.Exists || r.View.Deleted {
+		return r, false, nil
+	}
+	if r.Unavailable != "" {
+		return nil, false, ErrRoomUnavailable
+	}
+	return r, true, nil
 }
 
 // ByID returns room id's cached view, syncing it first on a miss.
@@ -179,9 +202,17 @@ func (v *Views) ByID(ctx context.Context, id string) (*Room, error) {
 	return v.rooms[id], nil
 }
 
+// maxSeenPerSync bounds the presence reports of one room carried by one
+// sync: about half a megabyte of JSON, well under the cluster's message
+// limit. Beyond it a report is dropped and counted; a visitor reports again
+// within the grace period (a page every 20 s or so), so only a front
+// flooded far beyond its waiting visitors loses presence it needed.
+const maxSeenPerSync = 1 << 16
+
 // Seen records that number n of room id is present (heartbeat, socket);
 // reports are forwarded to the grain in the next sync, one message a
-// second per room.
+// second per room. Beyond maxSeenPerSync distinct numbers of a room in one
+// sync, reports are dropped (SeenDropped counts them).
 func (v *Views) Seen(id string, n uint64) {
 	v.mu.Lock()
 	s := v.seen[id]
@@ -189,11 +220,19 @@ func (v *Views) Seen(id string, n uint64) {
 		s = map[uint64]struct{}{}
 		v.seen[id] = s
 	}
-	if len(s) < 1_000_000 {
-		s[n] = struct{}{}
+	if _, dup := s[n]; !dup {
+		if len(s) < maxSeenPerSync {
+			s[n] = struct{}{}
+		} else {
+			v.seenDropped.Add(1)
+		}
 	}
 	v.mu.Unlock()
 }
+
+// SeenDropped returns how many presence reports were dropped because their
+// room's sync was full.
+func (v *Views) SeenDropped() uint64 { return v.seenDropped.Load() }
 
 func (v *Views) touch(id string, now time.Time) {
 	v.mu.RLock()
@@ -228,6 +267,7 @@ func (v *Views) syncLoop() {
 			if now.Sub(at) > idleAfter {
 				delete(v.used, id)
 				delete(v.rooms, id)
+				v.locked.forget(id)
 				continue
 			}
 			ids = append(ids, id)

@@ -52,6 +52,9 @@ trap cleanup EXIT
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 	echo "== starting Kafka"
 	export AQ_KAFKA_PORT=${AQ_KAFKA_PORT:-19092}
+	# Expired segments go within a second, so the retention test sees the
+	# broker drop them.
+	export AQ_KAFKA_RETENTION_CHECK_MS=${AQ_KAFKA_RETENTION_CHECK_MS:-1000}
 	if ! deploy/local/kafka.sh status >/dev/null 2>&1; then
 		deploy/local/kafka.sh start
 		started_kafka=1
@@ -79,7 +82,7 @@ fi
 # several actor systems share one process (docs/architecture.md,
 # "Dependencies", pitfall 5), which those tests do by design; their concurrency is exercised without -race.
 echo "== go test -race"
-go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/ws/... ./transport/returnurl/... \
+go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/crawler/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
 # The live dashboard's hub and the instance reports (one node per test).
 echo "== go test -race (dashboard)"

@@ -1,12 +1,15 @@
 package api
 
 import (
-	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
@@ -16,7 +19,8 @@ import (
 // metrics; every number handed out is kept (the issued count equals the
 // joins answered 200).
 func TestJoinBusyBeyondTheGatheredBound(t *testing.T) {
-	e := newEnvWithNode(t, func(*node.Deps, *Config) {}, func(c *node.Config) { c.MaxPendingJoins = 1 })
+	var reg *prometheus.Registry
+	e := newEnvWithNode(t, func(_ *node.Deps, c *Config) { reg = c.Registry }, func(c *node.Config) { c.MaxPendingJoins = 1 })
 	e.createRoom("crowd", 60)
 	const burst, bursts = 32, 50
 	var (
@@ -60,15 +64,17 @@ func TestJoinBusyBeyondTheGatheredBound(t *testing.T) {
 			t.Fatalf("numbers answered 200: %v; want 1 to %d: a refused join took a number", numbers, len(numbers))
 		}
 	}
-	resp, err := http.Get(e.srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body := metricsOf(reg)
 	if !regexp.MustCompile(`(?m)^aditus_queue_joins_busy_total [1-9]`).Match(body) ||
 		!regexp.MustCompile(`(?m)^aditus_queue_joins_pending 0$`).Match(body) ||
 		!regexp.MustCompile(`(?m)^aditus_queue_join_batches_total [1-9]`).Match(body) {
 		t.Fatalf("metrics lack the join gauges:\n%s", body)
 	}
+}
+
+// metricsOf returns reg as the operations listener serves it.
+func metricsOf(reg *prometheus.Registry) []byte {
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.Bytes()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
@@ -17,7 +18,9 @@ import (
 // refused 413 too_large whether or not its length was announced, and a
 // body within the bound reaches the handler whole.
 func TestEdgeMiddleware(t *testing.T) {
+	var reg *prometheus.Registry
 	e := newEnvWith(t, func(_ *node.Deps, cfg *Config) {
+		reg = cfg.Registry
 		cfg.Extra = append(cfg.Extra, func(e *echo.Echo) {
 			e.GET("/test/panic", func(echo.Context) error { panic("boom") })
 			e.POST("/test/echo", func(c echo.Context) error {
@@ -57,12 +60,7 @@ func TestEdgeMiddleware(t *testing.T) {
 	if st, body := post(io.MultiReader(strings.NewReader(big[:maxBody])), -1); st != http.StatusOK || body != "aaaaaaaaaa" {
 		t.Fatalf("body at the bound: %d %s", st, body)
 	}
-	resp, err := http.Get(e.srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	m, _ := io.ReadAll(resp.Body)
+	m := metricsOf(reg)
 	for _, want := range []string{
 		`aditus_queue_http_requests_total{method="GET",route="/test/panic",status="500"} 1`,
 		`aditus_queue_http_requests_total{method="POST",route="/test/echo",status="413"} 2`,
