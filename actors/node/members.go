@@ -102,13 +102,6 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	w.log.Info("cluster members changed", "members", n, "joined", joined, "left", left)
 }
 
-// count is the number of current members.
-func (w *memberWatch) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.members)
-}
-
 // memberIDs returns the identities of the current members.
 func (w *memberWatch) memberIDs() map[string]bool {
 	w.mu.Lock()
