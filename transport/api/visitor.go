@@ -99,11 +99,16 @@ type ticketAnswer struct {
 	Ticket               string     `json:"ticket,omitempty"`
 	OpensAt              *time.Time `json:"opensAt,omitempty"`
 	Position             *uint64    `json:"position,omitempty"`
+	// Mode is the room's mode when it is not queue.
+	Mode string `json:"mode,omitempty"`
+	// Token is the admission token, given with the number in passthrough.
+	Token string `json:"token,omitempty"`
 }
 
 func answerOf(v *room.View, st room.Status) ticketAnswer {
 	a := ticketAnswer{Queue: v.Config.Slug, Name: v.Config.Name, Number: st.Number, Serving: st.Serving,
-		Ahead: st.Ahead, Admitted: st.Admitted, EstimatedWaitSeconds: st.EstimatedWait, RetryAfterSeconds: st.RetryAfter}
+		Ahead: st.Ahead, Admitted: st.Admitted, EstimatedWaitSeconds: st.EstimatedWait, RetryAfterSeconds: st.RetryAfter,
+		Mode: modeField(v)}
 	if st.OpensAt != nil {
 		t := st.OpensAt.UTC()
 		a.OpensAt = &t
@@ -133,6 +138,9 @@ func (s *Server) handleJoin(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if e := closedError(r.View); e != nil {
+		return e
+	}
 	if r.View.Paused() {
 		return errPaused
 	}
@@ -146,6 +154,12 @@ func (s *Server) handleJoin(c echo.Context) error {
 	v := &res.View
 	a := answerOf(v, v.StatusOf(res.Number, s.now().UnixNano()))
 	a.Ticket = res.Ticket
+	if a.Admitted && v.EffectiveMode() == room.ModePassthrough {
+		// Nobody waits: the token comes with the number.
+		if t, err := s.client.Token(c.Request().Context(), v.ID, res.Number); err == nil {
+			a.Token = t.Token
+		}
+	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return s.writeAnswer(c, v, &a)
 }
@@ -188,6 +202,9 @@ func (s *Server) handleStatus(c echo.Context) error {
 		return err
 	}
 	v := r.View
+	if e := closedError(v); e != nil {
+		return e
+	}
 	if n > v.Issued {
 		// A ticket proves issuance even when this node's view lags a join.
 		if ticket == "" {
@@ -260,6 +277,9 @@ func (s *Server) handleToken(c echo.Context) error {
 	n, err := s.bodyNumber(r, body)
 	if err != nil {
 		return err
+	}
+	if e := closedError(r.View); e != nil {
+		return e
 	}
 	t, err := s.client.Token(c.Request().Context(), r.View.ID, n)
 	if err != nil {
@@ -392,7 +412,7 @@ func (s *Server) handleEnter(c echo.Context) error {
 			return s.redirect(c, returnurl.WithToken(target, t.Token))
 		}
 	}
-	if cfg.Pow.Enabled || r.View.Paused() {
+	if cfg.Pow.Enabled || r.View.Paused() || r.View.Closed() != nil {
 		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
 	}
 	res, err := s.client.Join(ctx, r.View.ID)

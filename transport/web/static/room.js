@@ -9,7 +9,7 @@ import { words } from './i18n.js';
 import { solve } from './pow.js';
 import { connection } from './connection.js';
 import { view } from './render.js';
-import { admitted, applyAnswer, applyFrame, newState, storage } from './state.js';
+import { admitted, applyAnswer, applyFrame, applyMode, closed, newState, storage } from './state.js';
 
 const REQUEST_TIMEOUT_MS = 10000;
 const PAUSED_RETRY_MS = 10000;
@@ -62,6 +62,15 @@ function onFrame(f) {
   tick();
 }
 
+// closedAnswer reports whether r is the answer of a sold-out (410) or
+// maintenance (503 maintenance) room, and shows it.
+function closedAnswer(r) {
+  if (r.status !== 410 && !(r.status === 503 && r.body && r.body.error === 'maintenance')) return false;
+  applyMode(S, r.body || {});
+  render();
+  return true;
+}
+
 function showPaused(message) {
   S.paused = true;
   S.pausedMessage = typeof message === 'string' ? message : '';
@@ -103,6 +112,7 @@ async function join(pow) {
   S.trouble = false;
   if ((r.status === 200 || r.status === 201) && r.body.ticket) joined(r.body);
   else if (r.status === 428 && r.body.pow && r.body.pow.challenge) prove(r.body.pow, !!pow);
+  else if (closedAnswer(r)) later(join, PAUSED_RETRY_MS);
   else if (r.status === 423) {
     showPaused(r.body.message);
     later(join, PAUSED_RETRY_MS);
@@ -189,6 +199,7 @@ async function refreshOnce() {
     rejoin();
     return 'invalid';
   }
+  if (closedAnswer(r)) return 'ok';
   if (r.status === 423) {
     showPaused(r.body.message);
     return 'ok';
@@ -247,8 +258,8 @@ async function claim() {
     rejoin();
     return;
   }
-  if (r.status === 423) {
-    showPaused(r.body.message);
+  if (r.status === 423 || closedAnswer(r)) {
+    if (r.status === 423) showPaused(r.body.message);
     S.tokenNotBefore = Date.now() + PAUSED_RETRY_MS;
     return;
   }
@@ -278,7 +289,7 @@ function forward(grant) {
 // visitor.
 function tick() {
   render();
-  if (S.phase !== 'waiting' || S.paused || claiming || Date.now() < S.tokenNotBefore) return;
+  if (S.phase !== 'waiting' || S.paused || closed(S) || claiming || Date.now() < S.tokenNotBefore) return;
   if (admitted(S)) claim();
 }
 
