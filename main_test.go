@@ -71,7 +71,7 @@ type server struct {
 // startServer runs `aditus-queue serve` and waits for healthz.
 func startServer(t *testing.T, dataDir, addr string, extra ...string) *server {
 	t.Helper()
-	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir}, extra...)
+	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir, "--ops-addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(binary(t), args...)
 	s := &server{t: t, cmd: cmd, base: "http://" + addr, out: &bytes.Buffer{}}
 	pr, pw := io.Pipe()
@@ -198,7 +198,7 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 // survive: numbers continue above every number ever handed out.
 func TestKill9KeepsEverything(t *testing.T) {
 	dir := t.TempDir()
-	const admin = "kill9-admin"
+	const admin = "kill9-admin-token-long-enough"
 	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
 	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
 		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true})
@@ -328,7 +328,7 @@ func TestBadFlagsAndBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cmd := exec.Command(binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir())
+	cmd := exec.Command(binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--ops-addr", "127.0.0.1:0")
 	cmd.Env = envWithoutAQ()
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "listen on") {
@@ -357,7 +357,7 @@ func TestReadmeTour(t *testing.T) {
 	script = strings.TrimPrefix(script, "```sh")
 	script = strings.TrimSuffix(script, "```")
 	addr := freeAddr(t)
-	s := startServer(t, t.TempDir(), addr, "--admin-token", "change-me")
+	s := startServer(t, t.TempDir(), addr, "--admin-token", "change-me-to-a-long-random-token")
 	script = strings.ReplaceAll(script, "http://localhost:8080", s.base)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,9 @@ type proc struct {
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "proxy") && !slices.Contains(args, "--ops-addr") {
+		args = append(args, "--ops-addr", "127.0.0.1:0") // never the shared default port
+	}
 	p := &proc{t: t, cmd: exec.Command(binary(t), args...)}
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw
@@ -423,7 +427,7 @@ func TestProxyClusterSharesOneLine(t *testing.T) {
 	key := strings.Repeat("ab", 32)
 	health := freeAddr(t)
 	member := startProc(t, "serve", "--roles", "actor", "--addr", freeAddr(t), "--data-dir", filepath.Join(dir, "member"),
-		"--admin-token", "cluster-admin", "--master-key", key, "--cluster-health", health, "--peers", health)
+		"--admin-token", "cluster-admin-token-long-enough", "--master-key", key, "--cluster-health", health, "--peers", health)
 	src := fmt.Sprintf(`
 host "wait.test" {
   location "/" {
@@ -558,7 +562,7 @@ host "shop.test" {
 `, s.addr())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const admin = "rate-proxy-admin"
+	const admin = "rate-proxy-admin-token-long-enough"
 	paddr := freeAddr(t)
 	srv := startServer(t, filepath.Join(dir, "data"), freeAddr(t), "--admin-token", admin, "--proxy-config", cfg, "--proxy-addr", paddr)
 	st, created := srv.call("POST", "/api/admin/queue/sites", admin, map[string]any{

@@ -68,7 +68,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		res, err := http.Get(srv.URL + "/metrics")
+		res, err := http.Get(srv.OpsURL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}

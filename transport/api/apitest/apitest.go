@@ -40,6 +40,7 @@ type Options struct {
 // Server is a running node with its front.
 type Server struct {
 	URL      string // the front's base URL, http://127.0.0.1:<port>
+	OpsURL   string // the operations listener's base URL (/metrics, /queue/healthz)
 	Node     *node.Node
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
@@ -60,9 +61,12 @@ func Start(t testing.TB, o Options) *Server {
 	if o.Front != nil {
 		o.Front(n, &cfg)
 	}
-	srv := httptest.NewServer(api.New(cfg).Handler())
+	front := api.New(cfg)
+	srv := httptest.NewServer(front.Handler())
 	t.Cleanup(srv.Close)
-	return &Server{URL: srv.URL, Node: n, Registry: reg, Logger: log, t: t}
+	ops := httptest.NewServer(front.Ops())
+	t.Cleanup(ops.Close)
+	return &Server{URL: srv.URL, OpsURL: ops.URL, Node: n, Registry: reg, Logger: log, t: t}
 }
 
 // Call sends a JSON request with auth as the bearer token ("" for none)
