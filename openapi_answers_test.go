@@ -231,6 +231,20 @@ func driveModes(c *docClient, sites string) {
 		c.call(200, "PATCH", path, docAdminToken, site)
 		waitMode(c, status, mode)
 	}
+	jsonApp := []string{"Accept", "application/json"}
+	c.call(200, "GET", "/queue/docs-modes", "", nil, jsonApp...)
+	c.call(401, "GET", "/queue/docs-modes?ticket=forged", "", nil, jsonApp...)
+	c.call(404, "GET", "/queue/no-such-room", "", nil, jsonApp...)
+	c.call(404, "GET", "/queue/no-such-room/enter", "", nil, jsonApp...)
+	c.call(428, "GET", "/queue/docs-pow", "", nil, jsonApp...)
+	c.call(401, "GET", "/queue/docs-modes/enter?ticket=forged", "", nil, jsonApp...)
+	for _, code := range []int{202, 429} {
+		site["waitingStatus"] = code
+		c.call(200, "PATCH", path, docAdminToken, site)
+		waitWaiting(c, "/queue/docs-modes?ticket="+url.QueryEscape(ticket), code)
+		c.call(code, "GET", "/queue/docs-modes?ticket="+url.QueryEscape(ticket), "", nil, jsonApp...)
+		c.call(code, "GET", "/queue/docs-modes/enter?ticket="+url.QueryEscape(ticket), "", nil, jsonApp...)
+	}
 	set("queueAll")
 	c.call(200, "GET", status, "", nil)
 	site["soldOutMessage"] = map[string]any{"de": "Ausverkauft.", "en": "Sold out.", "linkUrl": "https://shop.example.com/returns"}
@@ -238,10 +252,27 @@ func driveModes(c *docClient, sites string) {
 	c.call(410, "POST", "/queue/docs-modes/join", "", nil)
 	c.call(410, "GET", status, "", nil)
 	c.call(410, "POST", "/queue/docs-modes/token", "", map[string]any{"ticket": ticket})
+	c.call(410, "GET", "/queue/docs-modes", "", nil, jsonApp...)
+	c.call(410, "GET", "/queue/docs-modes/enter", "", nil, jsonApp...)
 	set("maintenance")
 	c.call(503, "POST", "/queue/docs-modes/join", "", nil)
+	c.call(503, "GET", "/queue/docs-modes", "", nil, jsonApp...)
+	c.call(503, "GET", "/queue/docs-modes/enter", "", nil, jsonApp...)
 	set("passthrough")
 	c.call(200, "POST", "/queue/docs-modes/join", "", nil)
+	c.call(200, "GET", "/queue/docs-modes/enter", "", nil, jsonApp...)
+}
+
+// waitWaiting waits until the room's JSON answer to path has the status
+// code (a waiting status just set).
+func waitWaiting(c *docClient, path string, code int) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if st, _, _ := c.raw("GET", path, "", nil, "Accept", "application/json"); st == code {
+			return
+		}
+	}
+	c.t.Errorf("%s does not answer %d", path, code)
 }
 
 // waitMode waits until this node's view of the room shows mode in the

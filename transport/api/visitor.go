@@ -380,6 +380,12 @@ func (s *Server) handlePage(c echo.Context) error {
 	if err != nil {
 		return unavailable(err)
 	}
+	if wantsJSON(c) {
+		if !ok {
+			return errNoRoom
+		}
+		return s.handleAppState(c, r)
+	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
 	// No BaseURL: the page loads its assets and calls the API on its own
 	// origin, so it works however it is reached (another --addr, a proxy).
@@ -409,6 +415,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Language", lang)
 	h.Add("Vary", "Accept-Language")
+	h.Add("Vary", "Accept") // apps get JSON (appstate.go)
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
@@ -441,6 +448,9 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	if target == "" {
 		return s.noTarget(c)
+	}
+	if wantsJSON(c) {
+		return s.handleAppState(c, r)
 	}
 	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
