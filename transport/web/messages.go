@@ -53,6 +53,10 @@ type messages struct {
 	QueueAll           string `json:"queueAll"`
 	QueueAllDefault    string `json:"queueAllDefault"`
 	ModeLink           string `json:"modeLink"`
+	// TurnTitle is the page title once the turn has come in a background
+	// tab; NotifyMe offers the system notification.
+	TurnTitle string `json:"turnTitle"`
+	NotifyMe  string `json:"notifyMe"`
 }
 
 var catalog = map[string]messages{
@@ -104,6 +108,8 @@ var catalog = map[string]messages{
 		QueueAll:           "Admission is on hold",
 		QueueAllDefault:    "The shop is not letting anyone in right now; you keep your place.",
 		ModeLink:           "More information",
+		TurnTitle:          "It’s your turn! – {name}",
+		NotifyMe:           "Notify me when it’s my turn",
 	},
 	"de": {
 		Title:              "Warteraum",
@@ -153,5 +159,7 @@ var catalog = map[string]messages{
 		QueueAll:           "Der Einlass ist angehalten",
 		QueueAllDefault:    "Der Shop lässt gerade niemanden ein; Ihr Platz bleibt erhalten.",
 		ModeLink:           "Weitere Informationen",
+		TurnTitle:          "Sie sind an der Reihe! – {name}",
+		NotifyMe:           "Benachrichtigen, wenn ich an der Reihe bin",
 	},
 }

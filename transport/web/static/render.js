@@ -54,6 +54,7 @@ export function view(card, words) {
         return S.paused ? t.paused : t.joining;
     }
     if (S.paused) return t.paused;
+    if (S.turn) return t.admitted;
     if (S.mode === 'queueAll') return t.queueAll;
     if (pre) return serverNow(S) < S.opensAt ? t.preQueue : t.drawing;
     return t.waiting;

@@ -9,6 +9,7 @@ import { words } from './i18n.js';
 import { solve } from './pow.js';
 import { connection } from './connection.js';
 import { view } from './render.js';
+import { turnNotice } from './turn.js';
 import { admitted, applyAnswer, applyFrame, applyMode, closed, newState, storage } from './state.js';
 
 const REQUEST_TIMEOUT_MS = 10000;
@@ -24,6 +25,8 @@ let room;
 let store;
 let page;
 let conn;
+let turn;
+let card;
 
 const render = () => page.render(S);
 const ask = (method, path, body) => call(room + path, method, body, REQUEST_TIMEOUT_MS);
@@ -286,11 +289,44 @@ function forward(grant) {
 }
 
 // tick redraws the page and claims the token once the line reaches the
-// visitor.
+// visitor. A visitor looking elsewhere is told first and forwarded when
+// they come back, so they do not miss the turn (and the token's lifetime
+// starts when they are there to use it).
 function tick() {
   render();
   if (S.phase !== 'waiting' || S.paused || closed(S) || claiming || Date.now() < S.tokenNotBefore) return;
-  if (admitted(S)) claim();
+  if (!admitted(S)) return;
+  if (turn.background()) {
+    S.turn = true;
+    turn.tell(card);
+    render();
+    return;
+  }
+  S.turn = false;
+  turn.reset();
+  claim();
+}
+
+// offerNotice shows the offer to notify while the visitor waits, until
+// they have answered it once.
+function offerNotice() {
+  const button = document.getElementById('aq-notify');
+  if (!button) return;
+  const show = () => {
+    if (S.phase !== 'waiting') {
+      button.hidden = true;
+      return;
+    }
+    const offer = turn.offerable();
+    button.hidden = !offer;
+    card.setAttribute('data-notify', offer ? 'offered' : 'answered');
+  };
+  button.addEventListener('click', () => {
+    button.hidden = true;
+    turn.ask(show);
+  });
+  setInterval(show, 1000);
+  show();
 }
 
 // ---- start ----------------------------------------------------------------
@@ -307,11 +343,13 @@ async function resume() {
 
 // begin reads the page data and follows the room with the number kept
 // from before, or draws one.
-function begin(dataEl, card) {
+function begin(dataEl, cardEl) {
+  card = cardEl;
   cfg = JSON.parse(dataEl.textContent);
   room = (cfg.base || location.origin) + '/queue/' + encodeURIComponent(cfg.slug);
   store = storage(cfg.slug);
   page = view(card, words(cfg.lang, cfg.i18n));
+  turn = turnNotice(cfg.i18n, cfg.name);
   conn = connection({
     wanted: () => !!S.ticket && S.phase !== 'forwarding' && S.phase !== 'gone',
     url: () => room.replace(/^http/, 'ws') + '/ws?ticket=' + encodeURIComponent(S.ticket),
@@ -328,6 +366,8 @@ function begin(dataEl, card) {
   S.start = store.start();
   setInterval(tick, TICK_MS);
   setInterval(heartbeat, HEARTBEAT_MS);
+  offerNotice();
+  window.addEventListener('focus', tick);
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState !== 'visible') return;
     tick();

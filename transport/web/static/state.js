@@ -21,6 +21,7 @@ export function newState() {
     paused: false,
     pausedMessage: '',
     mode: 'queue', // queue | passthrough | soldOut | maintenance | queueAll
+    turn: false, // admitted while the page is in the background: told, not yet forwarded
     modeMessage: null, // the operator's {de, en, linkUrl} of a closed mode
     trouble: false, // the last request or socket failed
     retryAfter: 5, // seconds between status polls
