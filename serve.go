@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
@@ -47,6 +48,8 @@ type serveConfig struct {
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
 	LoadTestMaxRate, LoadTestMaxSeconds                            int
+	// MaxPageSockets bounds the waiting-page WebSockets of this node.
+	MaxPageSockets int
 	// RoomWriteQueue bounds each room's queue of writes asked for by
 	// callers (bypass codes, changes); beyond it they are answered busy.
 	RoomWriteQueue int
@@ -57,6 +60,10 @@ type serveConfig struct {
 	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
 	// believed (comma-separated; empty: none, the peer is the client).
 	TrustedProxies string
+	// BeaconURL is a drand HTTP endpoint (chain URL) whose rounds committed
+	// draws mix in; BeaconWaitSeconds bounds the wait for a round.
+	BeaconURL         string
+	BeaconWaitSeconds int
 	// MinFreeDisk is the free space, in bytes, under which the embedded
 	// log's node refuses new rooms.
 	MinFreeDisk int64
@@ -109,6 +116,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
 	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
 	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
+	num(&c.MaxPageSockets, "max-page-sockets", ws.DefaultPerNode, "most waiting-page WebSockets this node holds; beyond it pages poll (each socket is an open file)")
 	num(&c.RoomWriteQueue, "room-write-queue", node.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy")
 	allowPrivate := getenv(envName("allow-private-health-urls"))
 	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
@@ -116,6 +124,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
 	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
+	str(&c.BeaconURL, "beacon-url", "", "drand HTTP endpoint of one chain (e.g. https://api.drand.sh/<chain hash>): committed draws mix in its round due after the pre-queue closes (default: none)")
+	num(&c.BeaconWaitSeconds, "beacon-wait", 30, "seconds a draw waits for its beacon round past the round's time before it is made with the key alone")
 	var minFree, retention string
 	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
 	str(&retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation")
@@ -151,8 +161,14 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	if c.LoadTestMaxRate < 1 || c.LoadTestMaxRate > load.MaxRate {
 		return nil, fmt.Errorf("--loadtest-max-rate must be 1–%d", load.MaxRate)
 	}
+	if c.BeaconWaitSeconds < 1 || c.BeaconWaitSeconds > 600 {
+		return nil, errors.New("--beacon-wait must be 1–600 seconds")
+	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
+	}
+	if c.MaxPageSockets < 1 {
+		return nil, fmt.Errorf("--max-page-sockets must be at least 1, not %d", c.MaxPageSockets)
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < minAdminToken {
 		return nil, fmt.Errorf("--admin-token (or AQ_ADMIN_TOKEN) is %d characters; it must be at least %d (or leave it unset: a token is generated and printed once)",
@@ -247,7 +263,13 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	hub := ws.NewHub(n.Views, logger, time.Now)
+	hub, err := ws.NewHub(n.Views, logger, time.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: c.MaxPageSockets})
+	if err != nil {
+		return fmt.Errorf("waiting-page sockets: %w", err)
+	}
+	b.reg.MustRegister(hub.Collectors()...)
+	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_presence_dropped_total",
+		Help: "Presence reports dropped because their room's sync message was full."}, func() float64 { return float64(n.Views.SeenDropped()) }))
 	console, err := dashboard.New(dashboard.Config{PublicURL: b.publicURL})
 	if err != nil {
 		return fmt.Errorf("console: %w", err)

@@ -85,6 +85,7 @@ type Server struct {
 	healthGuard    *health.Guard
 	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	codeAttempts   *codeAttempts
 }
 
 // New builds the server and registers every route. It panics when cfg has
@@ -113,6 +114,10 @@ func New(cfg Config) *Server {
 	}
 	if s.healthGuard == nil {
 		s.healthGuard = &health.Guard{}
+	}
+	var err error
+	if s.codeAttempts, err = newCodeAttempts(cfg.Clients, cfg.Now); err != nil {
+		panic(err) // codeBudget is a constant: this is a programming error
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

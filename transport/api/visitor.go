@@ -24,6 +24,7 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.GET("/queue/:slug/status", s.handleStatus)
 	e.POST("/queue/:slug/token", s.handleToken)
 	e.GET("/queue/:slug/info", s.handleInfo)
+	e.GET("/queue/:slug/draw", s.handleDraw)
 	e.GET("/queue/:slug/verify", s.handleVerify)
 	e.POST("/queue/:slug/heartbeat", s.handleHeartbeat)
 	e.GET("/queue/:slug/embed.js", s.handleEmbed)
@@ -330,10 +331,14 @@ func (s *Server) handleInfo(c echo.Context) error {
 		return err
 	}
 	v, now := r.View, s.now().UnixNano()
-	return c.JSON(http.StatusOK, map[string]any{
+	info := map[string]any{
 		"queue": v.Config.Slug, "name": v.Config.Name, "active": v.Config.Active,
 		"serving": v.Serving(now), "waiting": v.Waiting(now),
-	})
+	}
+	if d := drawOf(v); d != nil {
+		info["draw"] = d
+	}
+	return c.JSON(http.StatusOK, info)
 }
 
 // handleVerify checks an admission token server-side for embed.js.
@@ -454,6 +459,11 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
+	if c.QueryParam("code") != "" {
+		if err := s.codeAttempts.take(c); err != nil {
+			return err
+		}
+	}
 	if code := normalizeCode(c.QueryParam("code")); code != "" && len(code) <= 100 {
 		// A valid code goes straight through; an invalid one falls through
 		// to the normal path with no hint.

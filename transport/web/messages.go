@@ -5,46 +5,54 @@ package web
 // page's scripts in the page data, so the translations live in one place.
 // Values with {n}, {h}, {m}, {ahead} and {wait} are filled in by i18n.js.
 type messages struct {
-	Title         string `json:"title"`
-	Live          string `json:"live"`
-	Joining       string `json:"joining"`
-	Verifying     string `json:"verifying"`
-	Waiting       string `json:"waiting"`
-	PreQueue      string `json:"preQueue"`
-	Drawing       string `json:"drawing"`
-	Admitted      string `json:"admitted"`
-	Forwarding    string `json:"forwarding"`
-	Paused        string `json:"paused"`
-	PausedDefault string `json:"pausedDefault"`
-	PausedJoin    string `json:"pausedJoin"`
-	Reconnecting  string `json:"reconnecting"`
-	Gone          string `json:"gone"`
-	YourNumber    string `json:"yourNumber"`
-	Position      string `json:"position"`
-	Ahead         string `json:"ahead"`
-	Admitting     string `json:"admitting"`
-	NumberPrefix  string `json:"numberPrefix"`
-	Wait          string `json:"wait"`
-	WaitUnderOne  string `json:"waitUnderOne"`
-	WaitOne       string `json:"waitOne"`
-	WaitMinutes   string `json:"waitMinutes"`
-	WaitHours     string `json:"waitHours"`
-	WaitPaused    string `json:"waitPaused"`
-	OpensIn       string `json:"opensIn"`
-	DrawNote      string `json:"drawNote"`
-	DayOne        string `json:"dayOne"`
-	DayMany       string `json:"dayMany"`
-	KeepOpen      string `json:"keepOpen"`
-	KeepPlace     string `json:"keepPlace"`
-	Progress      string `json:"progress"`
-	Announce      string `json:"announce"`
-	Footer        string `json:"footer"`
-	NotFoundTitle string `json:"notFoundTitle"`
-	NotFoundText  string `json:"notFoundText"`
-	NoTargetTitle string `json:"noTargetTitle"`
-	NoTargetText  string `json:"noTargetText"`
-	NoScript      string `json:"noScript"`
-	OldBrowser    string `json:"oldBrowser"`
+	Title          string `json:"title"`
+	Live           string `json:"live"`
+	Joining        string `json:"joining"`
+	Verifying      string `json:"verifying"`
+	Waiting        string `json:"waiting"`
+	PreQueue       string `json:"preQueue"`
+	Drawing        string `json:"drawing"`
+	Admitted       string `json:"admitted"`
+	Forwarding     string `json:"forwarding"`
+	Paused         string `json:"paused"`
+	PausedDefault  string `json:"pausedDefault"`
+	PausedJoin     string `json:"pausedJoin"`
+	Reconnecting   string `json:"reconnecting"`
+	Gone           string `json:"gone"`
+	YourNumber     string `json:"yourNumber"`
+	Position       string `json:"position"`
+	Ahead          string `json:"ahead"`
+	Admitting      string `json:"admitting"`
+	NumberPrefix   string `json:"numberPrefix"`
+	Wait           string `json:"wait"`
+	WaitUnderOne   string `json:"waitUnderOne"`
+	WaitOne        string `json:"waitOne"`
+	WaitMinutes    string `json:"waitMinutes"`
+	WaitHours      string `json:"waitHours"`
+	WaitPaused     string `json:"waitPaused"`
+	OpensIn        string `json:"opensIn"`
+	DrawNote       string `json:"drawNote"`
+	DrawSealed     string `json:"drawSealed"`
+	DrawMade       string `json:"drawMade"`
+	DrawDetails    string `json:"drawDetails"`
+	DrawCheck      string `json:"drawCheck"`
+	DrawChecking   string `json:"drawChecking"`
+	DrawVerified   string `json:"drawVerified"`
+	DrawFailed     string `json:"drawFailed"`
+	DrawConsistent string `json:"drawConsistent"`
+	DayOne         string `json:"dayOne"`
+	DayMany        string `json:"dayMany"`
+	KeepOpen       string `json:"keepOpen"`
+	KeepPlace      string `json:"keepPlace"`
+	Progress       string `json:"progress"`
+	Announce       string `json:"announce"`
+	Footer         string `json:"footer"`
+	NotFoundTitle  string `json:"notFoundTitle"`
+	NotFoundText   string `json:"notFoundText"`
+	NoTargetTitle  string `json:"noTargetTitle"`
+	NoTargetText   string `json:"noTargetText"`
+	NoScript       string `json:"noScript"`
+	OldBrowser     string `json:"oldBrowser"`
 	// The room's modes: the state line and the banner of each.
 	SoldOut            string `json:"soldOut"`
 	SoldOutDefault     string `json:"soldOutDefault"`
@@ -88,6 +96,14 @@ var catalog = map[string]messages{
 		WaitPaused:         "on hold while paused",
 		OpensIn:            "Admission opens in",
 		DrawNote:           "At the opening, the order of everyone waiting is drawn at random – arriving early brings no advantage.",
+		DrawSealed:         "The draw is sealed: {hash}",
+		DrawMade:           "The draw is made: {hash}",
+		DrawDetails:        "details",
+		DrawCheck:          "Check the draw",
+		DrawChecking:       "Checking the draw in your browser…",
+		DrawVerified:       "Checked in your browser: position {position} follows from the published draw.",
+		DrawFailed:         "The check failed: the published draw does not give your position.",
+		DrawConsistent:     "Checked in your browser: the published draw is consistent with its commitment.",
 		DayOne:             "1 day",
 		DayMany:            "{n} days",
 		KeepOpen:           "Keep this page open. It updates by itself and forwards you to the shop as soon as it is your turn.",
@@ -139,6 +155,14 @@ var catalog = map[string]messages{
 		WaitPaused:         "angehalten, solange pausiert ist",
 		OpensIn:            "Der Einlass öffnet in",
 		DrawNote:           "Zur Öffnung wird die Reihenfolge aller Wartenden zufällig ausgelost – früh da zu sein bringt keinen Vorteil.",
+		DrawSealed:         "Die Auslosung ist versiegelt: {hash}",
+		DrawMade:           "Die Auslosung ist erfolgt: {hash}",
+		DrawDetails:        "Details",
+		DrawCheck:          "Auslosung prüfen",
+		DrawChecking:       "Die Auslosung wird in Ihrem Browser geprüft …",
+		DrawVerified:       "In Ihrem Browser geprüft: Position {position} folgt aus der veröffentlichten Auslosung.",
+		DrawFailed:         "Die Prüfung ist fehlgeschlagen: Die veröffentlichte Auslosung ergibt nicht Ihre Position.",
+		DrawConsistent:     "In Ihrem Browser geprüft: Die veröffentlichte Auslosung stimmt mit ihrer Versiegelung überein.",
 		DayOne:             "1 Tag",
 		DayMany:            "{n} Tage",
 		KeepOpen:           "Lassen Sie diese Seite geöffnet. Sie aktualisiert sich von selbst und leitet Sie zum Shop weiter, sobald Sie an der Reihe sind.",
