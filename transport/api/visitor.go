@@ -197,7 +197,7 @@ func (s *Server) handleJoin(c echo.Context) error {
 		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.writeAnswer(c, v, &a)
+	return s.writeAnswer(c, v, a)
 }
 
 // number reads the visitor's number from a ticket (or, for read-only
@@ -249,12 +249,11 @@ func (s *Server) handleStatus(c echo.Context) error {
 	}
 	st := v.StatusOf(n, s.now().UnixNano())
 	a := answerOf(v, st)
-	active := st.Active
-	a.Active = &active
+	a.Active = boolRef(st.Active)
 	h := c.Response().Header()
 	h["Retry-After"] = retryAfterValue(st.RetryAfter)
 	h["Cache-Control"] = noStore
-	return s.writeAnswer(c, v, &a)
+	return s.writeAnswer(c, v, a)
 }
 
 type tokenBody struct {
