@@ -53,6 +53,17 @@ type Config struct {
 	// Test marks a test room: the only kind of room a load test may aim
 	// at, and one that production figures (metrics, dashboards) leave out.
 	Test bool `json:"test"`
+	// Mode is what the room does with arrivals (mode.go): "queue" (the
+	// default), "passthrough", "soldOut", "maintenance" or "queueAll".
+	Mode string `json:"mode,omitempty"`
+	// SoldOutMessage is shown to every visitor while the mode is soldOut.
+	SoldOutMessage ModeMessage `json:"soldOutMessage,omitzero"`
+	// MaintenanceMessage is shown while the mode is maintenance.
+	MaintenanceMessage ModeMessage `json:"maintenanceMessage,omitzero"`
+	// WaitingStatus is the HTTP status of a JSON answer that says "you are
+	// waiting": 200 (default), 202 or 429, for clients and CDNs that treat
+	// them differently.
+	WaitingStatus int `json:"waitingStatus,omitempty"`
 }
 
 // Pow configures the proof of work demanded before a number is issued.
@@ -158,6 +169,12 @@ func (c *Config) Normalize() {
 		c.Domains[i] = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
 	}
 	c.AutoRate.normalize()
+	if c.Mode == "" {
+		c.Mode = ModeQueue
+	}
+	if c.WaitingStatus == 0 {
+		c.WaitingStatus = 200
+	}
 }
 
 func (a *AutoRate) normalize() {
@@ -236,6 +253,9 @@ func (c *Config) Validate() error {
 	}
 	if c.OpensAt != nil && (c.OpensAt.Year() < 2000 || c.OpensAt.Year() > 2999) {
 		return invalid("opensAt", "must be an RFC 3339 time")
+	}
+	if err := c.validateMode(); err != nil {
+		return err
 	}
 	return c.AutoRate.validate()
 }
