@@ -17,28 +17,23 @@ import (
 
 // MarshalJSON writes r as encoding/json would.
 func (r JoinBatchRequest) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 80)
-	b = append(b, `{"count":`...)
-	b = strconv.AppendUint(b, r.Count, 10)
+	b := appendUintField(make([]byte, 0, 80), `{"count":`, r.Count)
 	if r.Known {
 		b = append(b, `,"known":true`...)
 	}
 	if r.Epoch != 0 {
-		b = append(b, `,"epoch":`...)
-		b = strconv.AppendInt(b, r.Epoch, 10)
+		b = appendIntField(b, `,"epoch":`, r.Epoch)
 	}
 	if r.Version != 0 {
-		b = append(b, `,"version":`...)
-		b = strconv.AppendUint(b, r.Version, 10)
+		b = appendUintField(b, `,"version":`, r.Version)
 	}
 	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads r.
 func (r *JoinBatchRequest) UnmarshalJSON(b []byte) error {
-	var out JoinBatchRequest
-	ok := eachField(b, func(key, v []byte) bool {
-		var ok bool
+	type plain JoinBatchRequest
+	out, err := readFields(b, func(out *JoinBatchRequest, key, v []byte) (ok bool) {
 		switch string(key) {
 		case "count":
 			out.Count, ok = parseUint(v)
@@ -50,14 +45,9 @@ func (r *JoinBatchRequest) UnmarshalJSON(b []byte) error {
 			out.Version, ok = parseUint(v)
 		}
 		return ok
-	})
-	if !ok {
-		type plain JoinBatchRequest
-		var p plain
-		if err := json.Unmarshal(b, &p); err != nil {
-			return err
-		}
-		out = JoinBatchRequest(p)
+	}, func(p plain) JoinBatchRequest { return JoinBatchRequest(p) })
+	if err != nil {
+		return err
 	}
 	*r = out
 	return nil
@@ -69,31 +59,21 @@ func (r JoinBatchResult) MarshalJSON() ([]byte, error) {
 		type plain JoinBatchResult
 		return json.Marshal(plain(r))
 	}
-	b := make([]byte, 0, 160)
-	b = append(b, `{"first":`...)
-	b = strconv.AppendUint(b, r.First, 10)
-	b = append(b, `,"count":`...)
-	b = strconv.AppendUint(b, r.Count, 10)
-	b = append(b, `,"epoch":`...)
-	b = strconv.AppendInt(b, r.Epoch, 10)
-	b = append(b, `,"version":`...)
-	b = strconv.AppendUint(b, r.Version, 10)
-	b = append(b, `,"line":{"base":`...)
-	b = appendFloat(b, r.Line.Base)
-	b = append(b, `,"t0":`...)
-	b = strconv.AppendInt(b, r.Line.T0, 10)
-	b = append(b, `,"rate":`...)
-	b = appendFloat(b, r.Line.Rate)
-	b = append(b, `},"issued":`...)
-	b = strconv.AppendUint(b, r.Issued, 10)
+	b := appendUintField(make([]byte, 0, 160), `{"first":`, r.First)
+	b = appendUintField(b, `,"count":`, r.Count)
+	b = appendIntField(b, `,"epoch":`, r.Epoch)
+	b = appendUintField(b, `,"version":`, r.Version)
+	b = appendFloat(append(b, `,"line":{"base":`...), r.Line.Base)
+	b = appendIntField(b, `,"t0":`, r.Line.T0)
+	b = appendFloat(append(b, `,"rate":`...), r.Line.Rate)
+	b = appendUintField(b, `},"issued":`, r.Issued)
 	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads r.
 func (r *JoinBatchResult) UnmarshalJSON(b []byte) error {
-	var out JoinBatchResult
-	ok := eachField(b, func(key, v []byte) bool {
-		var ok bool
+	type plain JoinBatchResult
+	out, err := readFields(b, func(out *JoinBatchResult, key, v []byte) (ok bool) {
 		switch string(key) {
 		case "first":
 			out.First, ok = parseUint(v)
@@ -109,17 +89,35 @@ func (r *JoinBatchResult) UnmarshalJSON(b []byte) error {
 			out.Line, ok = parseLine(v)
 		}
 		return ok
-	})
-	if !ok {
-		type plain JoinBatchResult
-		var p plain
-		if err := json.Unmarshal(b, &p); err != nil {
-			return err
-		}
-		out = JoinBatchResult(p)
+	}, func(p plain) JoinBatchResult { return JoinBatchResult(p) })
+	if err != nil {
+		return err
 	}
 	*r = out
 	return nil
+}
+
+// readFields reads the flat JSON object b into a T with field, one key at
+// a time; what field or eachField does not expect goes to encoding/json,
+// into P (T's fields without T's methods) and back through conv.
+func readFields[T, P any](b []byte, field func(out *T, key, v []byte) bool, conv func(P) T) (T, error) {
+	var out T
+	if eachField(b, func(key, v []byte) bool { return field(&out, key, v) }) {
+		return out, nil
+	}
+	var p P
+	if err := json.Unmarshal(b, &p); err != nil {
+		return out, err
+	}
+	return conv(p), nil
+}
+
+func appendUintField(b []byte, key string, v uint64) []byte {
+	return strconv.AppendUint(append(b, key...), v, 10)
+}
+
+func appendIntField(b []byte, key string, v int64) []byte {
+	return strconv.AppendInt(append(b, key...), v, 10)
 }
 
 func parseLine(b []byte) (room.Line, bool) {
