@@ -3,7 +3,6 @@ package node
 import (
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,9 +24,8 @@ const defaultLogFailGrace = 10 * time.Second
 // reason, the error is logged once, and after the grace period the node
 // fails (Node.Failed), so that its process ends and is restarted.
 type logWatch struct {
-	err  atomic.Pointer[error]
-	stop chan struct{}
-	wg   sync.WaitGroup
+	err atomic.Pointer[error]
+	stopper
 }
 
 // watchLog watches l when it can fail for good; it returns nil otherwise.
@@ -39,7 +37,7 @@ func watchLog(l persistence.Log, grace time.Duration, logger *slog.Logger, fail 
 	if grace <= 0 {
 		grace = defaultLogFailGrace
 	}
-	w := &logWatch{stop: make(chan struct{})}
+	w := &logWatch{stopper: stopper{stop: make(chan struct{})}}
 	w.wg.Add(1)
 	go w.run(f, grace, logger, fail)
 	return w
@@ -80,10 +78,5 @@ func (w *logWatch) close() {
 	if w == nil {
 		return
 	}
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	w.wg.Wait()
+	w.halt()
 }

@@ -47,8 +47,7 @@ type partitionWatch struct {
 	health func() error
 	events *eventstream.EventStream
 	sub    *eventstream.Subscription
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	stopper
 	// witness, when set, is asked before the node is failed.
 	witness *witness
 	log     *slog.Logger
@@ -72,7 +71,7 @@ func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, h
 	if peers < 3 || grace <= 0 {
 		return nil
 	}
-	w := &partitionWatch{quorum: peers/2 + 1, grace: grace, health: health, fail: fail, events: sys.EventStream, stop: make(chan struct{}),
+	w := &partitionWatch{quorum: peers/2 + 1, grace: grace, health: health, fail: fail, events: sys.EventStream, stopper: stopper{stop: make(chan struct{})},
 		witness: wit, log: log}
 	w.sub = sys.EventStream.Subscribe(func(ev any) {
 		if t, ok := ev.(*cluster.ClusterTopology); ok {
@@ -202,10 +201,5 @@ func (w *partitionWatch) close() {
 		return
 	}
 	w.events.Unsubscribe(w.sub)
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	w.wg.Wait()
+	w.halt()
 }

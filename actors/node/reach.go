@@ -46,8 +46,7 @@ type reachWatch struct {
 	// count is the number of members in the current list; known is false
 	// until the first list has arrived.
 	count func() (n int, known bool)
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	stopper
 
 	mu sync.Mutex
 	// mu guards the fields below.
@@ -59,7 +58,7 @@ type reachWatch struct {
 }
 
 func newReachWatch(health func() error, count func() (int, bool)) *reachWatch {
-	return &reachWatch{health: health, count: count, stop: make(chan struct{}),
+	return &reachWatch{health: health, count: count, stopper: stopper{stop: make(chan struct{})},
 		healthy: true, lost: make(chan struct{})}
 }
 
@@ -141,10 +140,5 @@ func (w *reachWatch) close() {
 	if w == nil {
 		return
 	}
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	w.wg.Wait()
+	w.halt()
 }

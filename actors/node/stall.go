@@ -21,8 +21,7 @@ const defaultStallLimit = 2 * time.Second
 // stallWatch notices that this process did not run for longer than limit.
 type stallWatch struct {
 	limit time.Duration
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	stopper
 
 	once   sync.Once
 	failed chan struct{} // closed on a stall
@@ -30,7 +29,7 @@ type stallWatch struct {
 }
 
 func newStallWatch(limit time.Duration) *stallWatch {
-	w := &stallWatch{limit: limit, stop: make(chan struct{}), failed: make(chan struct{})}
+	w := &stallWatch{limit: limit, stopper: stopper{stop: make(chan struct{})}, failed: make(chan struct{})}
 	if limit <= 0 {
 		return w
 	}
@@ -72,10 +71,5 @@ func (w *stallWatch) fail(err error) {
 }
 
 func (w *stallWatch) close() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	w.wg.Wait()
+	w.halt()
 }
