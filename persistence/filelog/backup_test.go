@@ -13,10 +13,7 @@ import (
 func TestBackupUnderLoad(t *testing.T) {
 	dir, to := t.TempDir(), t.TempDir()+"/image"
 	clock := newFakeClock()
-	l, err := OpenOptions(dir, Options{SegmentSize: 8 << 10, Retention: time.Hour, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openClocked(t, dir, 8<<10, clock)
 	defer mustClose(t, l)
 	streams := []string{"a", "b", "c"}
 	var acked [3]atomic.Int64

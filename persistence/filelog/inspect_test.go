@@ -10,10 +10,7 @@ import (
 func TestInspectBesideTheWriter(t *testing.T) {
 	dir := t.TempDir()
 	clock := newFakeClock()
-	l, err := OpenOptions(dir, Options{SegmentSize: 2 << 10, Retention: time.Hour, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openClocked(t, dir, 2<<10, clock)
 	defer mustClose(t, l)
 	appendRecords(t, l, "big", 0, 300)
 	snapshotAt(t, l, "big", 249)

@@ -21,6 +21,17 @@ func newFakeClock() *fakeClock {
 }
 func (c *fakeClock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
 func (c *fakeClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
+
+// openClocked opens the log in dir with segments of segment bytes and an
+// hour's retention on clock.
+func openClocked(t testing.TB, dir string, segment int64, clock *fakeClock) *Log {
+	t.Helper()
+	l, err := OpenOptions(dir, Options{SegmentSize: segment, Retention: time.Hour, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
 func replayOffsets(t testing.TB, l *Log, s string, after int64) []int64 {
 	t.Helper()
 	var got []int64
@@ -130,10 +141,7 @@ func TestOlderSnapshotIsIgnored(t *testing.T) {
 // have read without it (run with -race).
 func TestRetentionWhileReplaying(t *testing.T) {
 	clock := newFakeClock()
-	l, err := OpenOptions(t.TempDir(), Options{SegmentSize: 2 << 10, Retention: time.Hour, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openClocked(t, t.TempDir(), 2<<10, clock)
 	defer mustClose(t, l)
 	appendRecords(t, l, "pin", 0, 1)
 	for i := 0; i < 600; i += 50 {
@@ -176,10 +184,7 @@ func TestRetentionWhileReplaying(t *testing.T) {
 func TestRetentionRemovesEmptySegments(t *testing.T) {
 	dir := t.TempDir()
 	clock := newFakeClock()
-	l, err := OpenOptions(dir, Options{SegmentSize: 2 << 10, Retention: time.Hour, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openClocked(t, dir, 2<<10, clock)
 	defer mustClose(t, l)
 	appendRecords(t, l, "a", 0, 300)
 	snapshotAt(t, l, "a", 299)
