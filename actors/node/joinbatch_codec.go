@@ -33,7 +33,7 @@ func (r JoinBatchRequest) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads r.
 func (r *JoinBatchRequest) UnmarshalJSON(b []byte) error {
 	type plain JoinBatchRequest
-	out, err := readFields(b, func(out *JoinBatchRequest, key, v []byte) (ok bool) {
+	return readFields(b, r, func(out *JoinBatchRequest, key, v []byte) (ok bool) {
 		switch string(key) {
 		case "count":
 			out.Count, ok = parseUint(v)
@@ -46,11 +46,6 @@ func (r *JoinBatchRequest) UnmarshalJSON(b []byte) error {
 		}
 		return ok
 	}, func(p plain) JoinBatchRequest { return JoinBatchRequest(p) })
-	if err != nil {
-		return err
-	}
-	*r = out
-	return nil
 }
 
 // MarshalJSON writes r as encoding/json would.
@@ -73,7 +68,7 @@ func (r JoinBatchResult) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads r.
 func (r *JoinBatchResult) UnmarshalJSON(b []byte) error {
 	type plain JoinBatchResult
-	out, err := readFields(b, func(out *JoinBatchResult, key, v []byte) (ok bool) {
+	return readFields(b, r, func(out *JoinBatchResult, key, v []byte) (ok bool) {
 		switch string(key) {
 		case "first":
 			out.First, ok = parseUint(v)
@@ -90,26 +85,24 @@ func (r *JoinBatchResult) UnmarshalJSON(b []byte) error {
 		}
 		return ok
 	}, func(p plain) JoinBatchResult { return JoinBatchResult(p) })
-	if err != nil {
-		return err
-	}
-	*r = out
-	return nil
 }
 
-// readFields reads the flat JSON object b into a T with field, one key at
+// readFields reads the flat JSON object b into *dst with field, one key at
 // a time; what field or eachField does not expect goes to encoding/json,
-// into P (T's fields without T's methods) and back through conv.
-func readFields[T, P any](b []byte, field func(out *T, key, v []byte) bool, conv func(P) T) (T, error) {
+// into P (T's fields without T's methods) and back through conv. On an
+// error *dst is left as it was.
+func readFields[T, P any](b []byte, dst *T, field func(out *T, key, v []byte) bool, conv func(P) T) error {
 	var out T
 	if eachField(b, func(key, v []byte) bool { return field(&out, key, v) }) {
-		return out, nil
+		*dst = out
+		return nil
 	}
 	var p P
 	if err := json.Unmarshal(b, &p); err != nil {
-		return out, err
+		return err
 	}
-	return conv(p), nil
+	*dst = conv(p)
+	return nil
 }
 
 func appendUintField(b []byte, key string, v uint64) []byte {

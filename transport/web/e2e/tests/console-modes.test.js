@@ -2,22 +2,12 @@
 // changes nothing, and a change made elsewhere shows on the live dashboard.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { openConsole, signedIn } from '../lib/console.js';
-import { launchBrowser, slug, startQueue, waitFor } from '../lib/harness.js';
+import { slug, waitFor } from '../lib/harness.js';
+import { browser, queue, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await queue?.stop();
-});
+useQueue();
 
 const modeOf = async (id) => (await queue.api('GET', `/api/admin/queue/sites/${id}`)).body.mode;
 

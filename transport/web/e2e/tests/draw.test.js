@@ -5,21 +5,11 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { artifactsDir, launchBrowser, slug, startQueue, waitFor } from '../lib/harness.js';
+import { test } from 'node:test';
+import { artifactsDir, slug, waitFor } from '../lib/harness.js';
+import { browser, queue, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await queue?.stop();
-});
+useQueue();
 
 const attr = (page, name) => page.getAttribute('#aq-draw', name);
 

@@ -2,32 +2,16 @@
 // page over its socket at once, and an arriving visitor sees it too.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, slug, startQueue, waitFor } from '../lib/harness.js';
-import { startShop } from '../lib/shop.js';
+import { test } from 'node:test';
+import { slug, waitFor } from '../lib/harness.js';
+import { browser, queue, queuedRoom, shop, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-let shop;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-  shop = await startShop({ queueBase: queue.base, slug: 'none' });
-});
-
-after(async () => {
-  await browser?.close();
-  await shop?.stop();
-  await queue?.stop();
-});
+useQueue({ withShop: true });
 
 // waitingPage opens a room where the visitor has to wait, and answers the
 // page once it follows the room over its socket.
 async function waitingPage(prefix, locale = 'en-GB') {
-  const s = slug(prefix);
-  const { site } = await queue.createRoom({ slug: s, name: 'Winter Lights', targetUrl: shop.url('/'), ratePerMinute: 1 });
-  for (let i = 0; i < 50; i++) if (!(await queue.join(s)).admitted) break;
+  const { s, site } = await queuedRoom(prefix, { name: 'Winter Lights', ratePerMinute: 1 });
   const ctx = await browser.newContext({ locale });
   const page = await ctx.newPage();
   const frames = [];

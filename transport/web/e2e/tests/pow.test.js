@@ -5,21 +5,11 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { ensureArtifacts, launchBrowser, slug, startQueue } from '../lib/harness.js';
+import { test } from 'node:test';
+import { ensureArtifacts, slug } from '../lib/harness.js';
+import { browser, queue, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await queue?.stop();
-});
+useQueue();
 
 function leadingZeroBits(buf) {
   let n = 0;

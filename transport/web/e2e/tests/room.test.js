@@ -2,33 +2,17 @@
 // paused room and a scheduled opening with its draw.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, slug, startQueue, waitFor } from '../lib/harness.js';
-import { startShop } from '../lib/shop.js';
+import { test } from 'node:test';
+import { slug, waitFor } from '../lib/harness.js';
+import { browser, queue, queuedRoom, shop, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-let shop;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-  shop = await startShop({ queueBase: queue.base, slug: 'none' });
-});
-
-after(async () => {
-  await browser?.close();
-  await shop?.stop();
-  await queue?.stop();
-});
+useQueue({ withShop: true });
 
 // busyRoom creates a room where a new visitor has to wait.
 async function busyRoom(prefix, fields = {}) {
-  const s = slug(prefix);
-  const room = await queue.createRoom({ slug: s, name: 'Summer Nights Open Air', targetUrl: shop.url('/'), ratePerMinute: 1, ...fields });
-  for (let i = 0; i < 50; i++) if (!(await queue.join(s)).admitted) break;
-  await queue.join(s);
-  return { s, ...room };
+  const room = await queuedRoom(prefix, { name: 'Summer Nights Open Air', ratePerMinute: 1, ...fields });
+  await queue.join(room.s);
+  return room;
 }
 
 for (const tc of [

@@ -3,33 +3,16 @@
 // room's state as JSON with fetch.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, slug, startQueue, waitFor } from '../lib/harness.js';
-import { startShop } from '../lib/shop.js';
+import { test } from 'node:test';
+import { waitFor } from '../lib/harness.js';
+import { browser, queue, queuedRoom, shop, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-let shop;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-  shop = await startShop({ queueBase: queue.base, slug: 'none' });
-});
-
-after(async () => {
-  await browser?.close();
-  await shop?.stop();
-  await queue?.stop();
-});
+useQueue({ withShop: true });
 
 // slowRoom is a room admitting one visitor every ten seconds, its burst
 // of one used up.
 async function slowRoom(prefix, fields = {}) {
-  const s = slug(prefix);
-  const room = await queue.createRoom({ slug: s, name: 'Harbour Concert', targetUrl: shop.url('/'), ratePerMinute: 6, ...fields });
-  for (let i = 0; i < 5; i++) if (!(await queue.join(s)).admitted) break;
-  return { s, ...room };
+  return queuedRoom(prefix, { name: 'Harbour Concert', ratePerMinute: 6, ...fields }, 5);
 }
 
 test('a visitor in another tab gets the title and a notification at their turn, and is forwarded on coming back', async () => {
