@@ -177,30 +177,23 @@ func TestWireKeepsConnections(t *testing.T) {
 // followed by another request on its connection; a kept connection the
 // server closed meanwhile is replaced without an error.
 func TestWireConnectionEnds(t *testing.T) {
-	t.Run("connection close", func(t *testing.T) {
-		srv := newRawServer(t, false, "HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n")
-		tgt := srv.target(t)
-		for range 2 {
-			if c := tgt.Status(context.Background(), "x"); c != OK {
-				t.Fatal(c)
+	for _, tc := range []struct{ name, answer string }{
+		{"connection close", "HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n"},
+		{"HTTP/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRawServer(t, false, tc.answer)
+			tgt := srv.target(t)
+			for range 2 {
+				if c := tgt.Status(context.Background(), "x"); c != OK {
+					t.Fatal(c)
+				}
 			}
-		}
-		if n := srv.conns.Load(); n != 2 {
-			t.Fatalf("%d connections, want 2", n)
-		}
-	})
-	t.Run("HTTP/1.0", func(t *testing.T) {
-		srv := newRawServer(t, false, "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
-		tgt := srv.target(t)
-		for range 2 {
-			if c := tgt.Status(context.Background(), "x"); c != OK {
-				t.Fatal(c)
+			if n := srv.conns.Load(); n != 2 {
+				t.Fatalf("%d connections, want 2", n)
 			}
-		}
-		if n := srv.conns.Load(); n != 2 {
-			t.Fatalf("%d connections, want 2", n)
-		}
-	})
+		})
+	}
 	t.Run("closed while idle", func(t *testing.T) {
 		// The server closes after each answer without saying so: the
 		// next request finds the kept connection closed and is sent on a
