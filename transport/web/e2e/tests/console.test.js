@@ -8,24 +8,13 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { desktop, openConsole, signIn, signedIn } from '../lib/console.js';
-import { ensureArtifacts, launchBrowser, sleep, slug, startQueue, waitFor } from '../lib/harness.js';
+import { ensureArtifacts, sleep, slug, startQueue, waitFor } from '../lib/harness.js';
+import { browser, queue, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-let dir;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-  dir = ensureArtifacts();
-});
-
-after(async () => {
-  await browser?.close();
-  await queue?.stop();
-});
+useQueue();
+const dir = ensureArtifacts();
 
 const open = (opts = desktop) => openConsole(browser, queue.base, opts);
 

@@ -6,24 +6,13 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { openConsole, signedIn } from '../lib/console.js';
-import { ensureArtifacts, launchBrowser, slug, startQueue, waitFor } from '../lib/harness.js';
+import { ensureArtifacts, slug, waitFor } from '../lib/harness.js';
+import { browser, queue, useQueue } from '../lib/suite.js';
 
-let queue;
-let browser;
-let dir;
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-  dir = ensureArtifacts();
-});
-
-after(async () => {
-  await browser?.close();
-  await queue?.stop();
-});
+useQueue();
+const dir = ensureArtifacts();
 
 test('the operator runs a load test on a test room, watches it live and finds it in the history', async () => {
   const testSlug = slug('lt');
