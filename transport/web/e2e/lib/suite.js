@@ -12,8 +12,11 @@ export let browser;
 export let shop;
 
 // useQueue starts the queue server and Chromium (and the shop) before the
-// file's tests and stops them after.
+// file's tests and stops them after. It answers a list of cleanups the
+// tests add to: they run, last first, once Chromium is closed and before
+// the queue server stops.
 export function useQueue({ withShop = false } = {}) {
+  const cleanup = [];
   before(async () => {
     queue = await startQueue();
     browser = await launchBrowser();
@@ -22,8 +25,24 @@ export function useQueue({ withShop = false } = {}) {
   after(async () => {
     await browser?.close();
     await shop?.stop();
+    for (const fn of cleanup.reverse()) await fn();
     await queue?.stop();
   });
+  return cleanup;
+}
+
+// useBrowser starts Chromium alone, for files whose tests start their own
+// servers; it answers the list of cleanups run after Chromium is closed.
+export function useBrowser() {
+  const cleanup = [];
+  before(async () => {
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    for (const fn of cleanup.reverse()) await fn();
+  });
+  return cleanup;
 }
 
 // queuedRoom creates a room in front of the shop and joins it until a

@@ -8,25 +8,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { freePort, launchBrowser, repoRoot, sleep, slug, startQueue } from '../lib/harness.js';
+import { test } from 'node:test';
+import { freePort, repoRoot, sleep, slug } from '../lib/harness.js';
 import { startShop } from '../lib/shop.js';
+import { browser, queue, useQueue } from '../lib/suite.js';
 
 const njsModule = '/usr/lib/nginx/modules/ngx_http_js_module.so';
-let queue;
-let browser;
-const cleanup = [];
-
-before(async () => {
-  queue = await startQueue();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  for (const fn of cleanup.reverse()) await fn();
-  await queue?.stop();
-});
+const cleanup = useQueue();
 
 // startNginx runs Debian's nginx with njs and deploy/edge/nginx's gate in
 // front of upstream, for the room slug at the queue, on a free port.

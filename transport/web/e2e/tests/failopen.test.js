@@ -3,21 +3,12 @@
 
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { after, before, test } from 'node:test';
-import { freePort, launchBrowser, sleep, slug, startQueue } from '../lib/harness.js';
+import { test } from 'node:test';
+import { freePort, sleep, slug, startQueue } from '../lib/harness.js';
 import { startShop } from '../lib/shop.js';
+import { browser, useBrowser } from '../lib/suite.js';
 
-let browser;
-const cleanup = [];
-
-before(async () => {
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  for (const fn of cleanup.reverse()) await fn();
-});
+const cleanup = useBrowser();
 
 // assertShopUsable checks that the tab stays on the shop page for a while
 // and that the page answers clicks.

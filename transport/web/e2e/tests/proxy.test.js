@@ -4,20 +4,11 @@
 
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { after, before, test } from 'node:test';
-import { freePort, launchBrowser, startProxy, waitFor } from '../lib/harness.js';
+import { test } from 'node:test';
+import { freePort, startProxy, waitFor } from '../lib/harness.js';
+import { browser, useBrowser } from '../lib/suite.js';
 
-let browser;
-const cleanup = [];
-
-before(async () => {
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  for (const fn of cleanup.reverse()) await fn();
-});
+const cleanup = useBrowser();
 
 // startShop is the upstream: a page, and /done which frees the visitor's
 // slot with the release header.
