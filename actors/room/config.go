@@ -53,6 +53,8 @@ type Config struct {
 	// Test marks a test room: the only kind of room a load test may aim
 	// at, and one that production figures (metrics, dashboards) leave out.
 	Test bool `json:"test"`
+	// AddressBudget limits the new numbers one client address may take.
+	AddressBudget AddressBudget `json:"addressBudget"`
 }
 
 // Pow configures the proof of work demanded before a number is issued.
@@ -158,6 +160,7 @@ func (c *Config) Normalize() {
 		c.Domains[i] = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
 	}
 	c.AutoRate.normalize()
+	c.AddressBudget.normalize()
 }
 
 func (a *AutoRate) normalize() {
@@ -236,6 +239,9 @@ func (c *Config) Validate() error {
 	}
 	if c.OpensAt != nil && (c.OpensAt.Year() < 2000 || c.OpensAt.Year() > 2999) {
 		return invalid("opensAt", "must be an RFC 3339 time")
+	}
+	if err := c.AddressBudget.validate(); err != nil {
+		return err
 	}
 	return c.AutoRate.validate()
 }

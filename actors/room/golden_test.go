@@ -31,6 +31,7 @@ func goldenEvents() []room.Event {
 		OpensAt: &opens, Abandon: room.Abandon{Enabled: true, GraceSeconds: 180}, AllowBareNumber: true,
 		AutoRate: room.AutoRate{Enabled: true, HealthURL: "https://shop.example/health", MinRate: 60, MaxRate: 6000,
 			IntervalSeconds: 10, RaisePercent: 5, CutPercent: 25, MaxFailures: 3, Rules: []room.Rule{{Metric: "responseTimeMs", Op: ">", Value: 800}, {Metric: "db.connections", Op: "<", Value: 90}}},
+		AddressBudget: room.AddressBudget{PerMinute: 30, Burst: 60},
 	}
 	at := t0
 	line := &room.Line{Base: 1234.5, T0: at, Rate: 600}

@@ -33,6 +33,8 @@ const adminTok = "test-admin-token"
 type env struct {
 	t   *testing.T
 	srv *httptest.Server
+	// registry holds the server's metrics.
+	registry *prometheus.Registry
 }
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, func(*node.Deps, *Config) {}) }
@@ -67,7 +69,7 @@ func newEnvWith(t *testing.T, edit func(*node.Deps, *Config)) *env {
 		defer cancel()
 		n.Stop(ctx)
 	})
-	return &env{t: t, srv: srv}
+	return &env{t: t, srv: srv, registry: cfg.Registry}
 }
 
 // do sends a request and decodes a JSON answer into a map.

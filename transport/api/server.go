@@ -22,6 +22,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
 
 // Config wires the server.
@@ -47,6 +48,9 @@ type Config struct {
 	// AdminRoutes lets other parts add routes to the authenticated admin
 	// group; adminOnly refuses qak_ keys with 403.
 	AdminRoutes []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	// Clients finds a request's client address for per-address limits
+	// (nil: the peer's address, no forwarding header trusted).
+	Clients *clientaddr.Resolver
 }
 
 // Server is the HTTP front of one node.
@@ -67,6 +71,10 @@ type Server struct {
 	loadTestLimits loadtest.Limits
 	healthGuard    *health.Guard
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	// clients resolves client addresses for per-address limits.
+	clients *clientaddr.Resolver
+	// budgets are the rooms' budgets of new numbers per address.
+	budgets *joinBudgets
 }
 
 // New builds the server and registers every route.
@@ -74,9 +82,12 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Clients == nil {
+		cfg.Clients = clientaddr.NewResolver(nil)
+	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
 		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard,
-		adminRoutes: cfg.AdminRoutes}
+		adminRoutes: cfg.AdminRoutes, clients: cfg.Clients, budgets: newJoinBudgets(cfg.Registry, cfg.Now)}
 	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
 		s.loadTestLimits = loadtest.DefaultLimits
 	}

@@ -136,7 +136,7 @@ func (s *Server) handleJoin(c echo.Context) error {
 	if r.View.Paused() {
 		return errPaused
 	}
-	if err := s.checkPow(c, r, body.Pow); err != nil {
+	if err := s.admitJoin(c, r, body.Pow); err != nil {
 		return err
 	}
 	res, err := s.client.Join(c.Request().Context(), r.View.ID)

@@ -131,11 +131,12 @@ func (w *world) waitAnswer(t *testing.T) {
 // front serves HTTP from node n (a member or a front-only node).
 func (w *world) front(t *testing.T, n *node.Node) *env {
 	t.Helper()
+	reg := prometheus.NewRegistry()
 	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
-		Registry: prometheus.NewRegistry(), Now: w.clock.Now})
+		Registry: reg, Now: w.clock.Now})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv}
+	return &env{t: t, srv: srv, registry: reg}
 }
 
 // restart stops the node (gracefully, or as a crash) and starts a new one
