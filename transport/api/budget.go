@@ -115,6 +115,12 @@ func (b *joinBudgets) take(id string, cfg room.AddressBudget, key string) (ok bo
 	return ok, retryAfter
 }
 
+// allow is take without the wait.
+func (b *joinBudgets) allow(id string, cfg room.AddressBudget, key string) bool {
+	ok, _ := b.take(id, cfg, key)
+	return ok
+}
+
 // bits is the work key must prove for a join in room id whose challenges
 // have base bits: base while it has a token, more the deeper in debt it
 // is. A harder challenge is counted.

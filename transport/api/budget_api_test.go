@@ -99,8 +99,29 @@ func TestAddressBudgetFlood(t *testing.T) {
 	if len(failures) > 0 || len(numbers) != 55 {
 		t.Fatalf("visitors: %d distinct numbers in all, failures %v; want 55 and none", len(numbers), failures)
 	}
-	if got := refusals(t, w.env.registry, "refused"); got != flood-5 {
-		t.Fatalf("refusals counted: got %v, want %d", got, flood-5)
+
+	// The gateway link takes no number over budget either: it sends the
+	// flooder into the waiting room without one, and a fresh address to
+	// the shop.
+	enter := func(ip string) string {
+		t.Helper()
+		c := visitorFrom(t, ip)
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		res, err := c.Get(w.srv.URL + "/queue/flood/enter")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusFound {
+			t.Fatalf("enter from %s: got %d, want 302", ip, res.StatusCode)
+		}
+		return res.Header.Get("Location")
+	}
+	if got := enter("127.0.0.2"); got != "http://queue.test/queue/flood" {
+		t.Fatalf("flooder's enter: got %q, want the waiting room without a ticket", got)
+	}
+	if got := enter("127.0.2.1"); !strings.HasPrefix(got, "https://shop.example.com/tickets?aditus_queue_token=") {
+		t.Fatalf("fresh address's enter: got %q, want the shop with a token", got)
 	}
 
 	clock.Advance(10 * time.Second)
@@ -109,6 +130,9 @@ func TestAddressBudgetFlood(t *testing.T) {
 	}
 	if st, _, _ := w.joinFrom(t, flooder, "flood", ""); st != http.StatusTooManyRequests {
 		t.Fatalf("flooder's second join after one token's wait: got %d, want 429", st)
+	}
+	if got := refusals(t, w.env.registry, "refused"); got != flood-5+2 {
+		t.Fatalf("refusals counted: got %v, want %d (the joins and the gateway's)", got, flood-5+2)
 	}
 }
 

@@ -392,7 +392,9 @@ func (s *Server) handleEnter(c echo.Context) error {
 			return s.redirect(c, returnurl.WithToken(target, t.Token))
 		}
 	}
-	if cfg.Pow.Enabled || r.View.Paused() {
+	// Proof of work is done on the page; so is the wait of an address
+	// over its budget, which the page's own join is then told.
+	if cfg.Pow.Enabled || r.View.Paused() || !s.budgets.allow(r.View.ID, cfg.AddressBudget, s.clientKey(c)) {
 		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
 	}
 	res, err := s.client.Join(ctx, r.View.ID)
