@@ -60,8 +60,16 @@ type Config struct {
 // Pow configures the proof of work demanded before a number is issued.
 type Pow struct {
 	Enabled bool `json:"enabled"`
-	// Bits is the difficulty: leading zero bits of the hash (8–24).
+	// Bits is the difficulty: leading zero bits of the hash (8–24). With
+	// Auto, it is where the automatic proof of work starts.
 	Bits int `json:"bits"`
+	// Auto asks for proof of work by itself while new numbers are taken
+	// faster than AutoFactor times the admission rate, with more bits the
+	// higher the pressure, and lifts it when calm (powauto.go).
+	Auto bool `json:"auto"`
+	// AutoFactor is Auto's threshold in multiples of the admission rate
+	// (1.5–100, default 4).
+	AutoFactor float64 `json:"autoFactor"`
 }
 
 // Abandon configures abandon detection.
@@ -151,6 +159,9 @@ func (c *Config) Normalize() {
 	if c.Pow.Bits == 0 {
 		c.Pow.Bits = DefaultPowBits
 	}
+	if c.Pow.AutoFactor == 0 {
+		c.Pow.AutoFactor = DefaultPowAutoFactor
+	}
 	if c.Abandon.GraceSeconds == 0 {
 		c.Abandon.GraceSeconds = DefaultGraceSeconds
 	}
@@ -233,6 +244,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Pow.Bits < 8 || c.Pow.Bits > 24 {
 		return invalid("pow.bits", "must be 8–24")
+	}
+	if !(c.Pow.AutoFactor >= 1.5 && c.Pow.AutoFactor <= 100) {
+		return invalid("pow.autoFactor", "must be 1.5–100 times the admission rate")
 	}
 	if c.Abandon.GraceSeconds < 60 || c.Abandon.GraceSeconds > 3600 {
 		return invalid("abandon.graceSeconds", "must be 60–3600")

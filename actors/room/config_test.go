@@ -96,6 +96,9 @@ func TestConfigValidation(t *testing.T) {
 		{"budget burst negative", func(c *room.Config) { c.AddressBudget.Burst = -1 }, "addressBudget.burst"},
 		{"budget burst above 100000", func(c *room.Config) { c.AddressBudget.Burst = 100_001 }, "addressBudget.burst"},
 		{"budget burst 1", func(c *room.Config) { c.AddressBudget.Burst = 1 }, ""},
+		{"pow auto factor 1", func(c *room.Config) { c.Pow.AutoFactor = 1 }, "pow.autoFactor"},
+		{"pow auto factor 101", func(c *room.Config) { c.Pow.AutoFactor = 101 }, "pow.autoFactor"},
+		{"pow auto factor 1.5", func(c *room.Config) { c.Pow.Auto, c.Pow.AutoFactor = true, 1.5 }, ""},
 		{"grace 59", func(c *room.Config) { c.Abandon.GraceSeconds = 59 }, "abandon.graceSeconds"},
 		{"grace 3601", func(c *room.Config) { c.Abandon.GraceSeconds = 3601 }, "abandon.graceSeconds"},
 		{"grace 60", func(c *room.Config) { c.Abandon.GraceSeconds = 60 }, ""},
@@ -153,7 +156,7 @@ func TestConfigNormalize(t *testing.T) {
 	c.Normalize()
 	want := room.Config{
 		Domains: []string{"shop.example", "*.cdn.example"}, TokenTTLSeconds: room.DefaultTokenTTLSeconds,
-		BurstSeconds: room.DefaultBurstSeconds, Pow: room.Pow{Bits: room.DefaultPowBits},
+		BurstSeconds: room.DefaultBurstSeconds, Pow: room.Pow{Bits: room.DefaultPowBits, AutoFactor: room.DefaultPowAutoFactor},
 		Abandon: room.Abandon{GraceSeconds: room.DefaultGraceSeconds}, AutoRate: room.AutoRate{Rules: []room.Rule{}, IntervalSeconds: room.DefaultIntervalSeconds,
 			RaisePercent: room.DefaultRaisePercent, CutPercent: room.DefaultCutPercent, MaxFailures: room.DefaultMaxFailures},
 		AddressBudget: room.AddressBudget{PerMinute: room.DefaultBudgetPerMinute, Burst: room.DefaultBudgetBurst},
