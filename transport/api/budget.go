@@ -176,7 +176,7 @@ func (s *Server) clientKey(c echo.Context) string {
 func (s *Server) admitJoin(c echo.Context, r *node.Room, sol *powSolution) error {
 	cfg := &r.View.Config
 	key := s.clientKey(c)
-	if !cfg.Pow.Enabled {
+	if on, _ := r.View.PowInForce(); !on {
 		if ok, wait := s.budgets.take(r.View.ID, cfg.AddressBudget, key); !ok {
 			return refuseOverBudget(c.Response().Header(), wait)
 		}

@@ -104,9 +104,9 @@ func powKey(r *node.Room) ([]byte, error) {
 
 // challenge issues a fresh challenge of room r at now, of the given bits.
 func (s *Server) challenge(r *node.Room, now time.Time, bits int) (powAnswer, error) {
-	cfg := r.View.Config
-	a := powAnswer{Queue: cfg.Slug, Enabled: cfg.Pow.Enabled}
-	if !cfg.Pow.Enabled {
+	on, _ := r.View.PowInForce()
+	a := powAnswer{Queue: r.View.Config.Slug, Enabled: on}
+	if !on {
 		return a, nil
 	}
 	key, err := powKey(r)
@@ -134,7 +134,7 @@ func (s *Server) handlePow(c echo.Context) error {
 		return err
 	}
 	var bits int
-	if r.View.Config.Pow.Enabled {
+	if on, _ := r.View.PowInForce(); on {
 		bits = s.powBits(r, s.clientKey(c))
 	}
 	a, err := s.challenge(r, s.now(), bits)
@@ -146,10 +146,11 @@ func (s *Server) handlePow(c echo.Context) error {
 }
 
 // powBits is the work a join of room r from address key must prove: the
-// room's bits, more when the address is over its budget.
+// bits in force (the room's, or pow.auto's), more when the address is
+// over its budget.
 func (s *Server) powBits(r *node.Room, key string) int {
-	cfg := &r.View.Config
-	return s.budgets.bits(r.View.ID, cfg.AddressBudget, key, cfg.Pow.Bits)
+	_, bits := r.View.PowInForce()
+	return s.budgets.bits(r.View.ID, r.View.Config.AddressBudget, key, bits)
 }
 
 // checkPow lets a join through when sol solves a challenge of this room

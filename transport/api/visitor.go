@@ -332,7 +332,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	if ok {
 		cfg := r.View.Config
 		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.Message, cfg.HeaderImageURL, cfg.AccentColor
-		page.PowEnabled, page.PowBits = cfg.Pow.Enabled, cfg.Pow.Bits
+		page.PowEnabled, page.PowBits = r.View.PowInForce()
 		if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
 			returnurl.StripToken(u)
 			page.ReturnURL = u.String()
@@ -394,7 +394,7 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	// Proof of work is done on the page; so is the wait of an address
 	// over its budget, which the page's own join is then told.
-	if cfg.Pow.Enabled || r.View.Paused() || !s.budgets.allow(r.View.ID, cfg.AddressBudget, s.clientKey(c)) {
+	if on, _ := r.View.PowInForce(); on || r.View.Paused() || !s.budgets.allow(r.View.ID, cfg.AddressBudget, s.clientKey(c)) {
 		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
 	}
 	res, err := s.client.Join(ctx, r.View.ID)
