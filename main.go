@@ -49,6 +49,21 @@ func main() {
 			fmt.Fprintln(os.Stderr, "aditus-queue proxy:", err)
 			os.Exit(1)
 		}
+	case "backup":
+		if err := runBackup(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "aditus-queue backup:", err)
+			os.Exit(1)
+		}
+	case "restore":
+		if err := runRestore(ctx, os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "aditus-queue restore:", err)
+			os.Exit(1)
+		}
+	case "log":
+		if err := runLog(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "aditus-queue log:", err)
+			os.Exit(1)
+		}
 	case "bench":
 		os.Exit(bench.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "version", "--version", "-version":
@@ -68,6 +83,9 @@ func usage() {
 commands:
   serve     run a node (aditus-queue serve --help for its flags)
   proxy     reverse proxy with capacity rooms (aditus-queue proxy --config FILE [--addr :8080])
+  backup    copy the embedded log while the node runs (aditus-queue backup --data-dir D --to DIR)
+  restore   install a backup into a new data directory (aditus-queue restore --from DIR --data-dir D)
+  log       what the embedded log holds and what retention would drop (aditus-queue log inspect --data-dir D)
   bench     load tests and benchmarks (aditus-queue bench --help)
   version   print the version
 `)

@@ -20,7 +20,6 @@ func driveAnswers(c *docClient) {
 
 	// Operations of the node itself.
 	c.call(200, "GET", "/queue/healthz", "", nil)
-	c.call(200, "GET", "/metrics", "", nil)
 
 	// Rooms: creation and its refusals.
 	room := map[string]any{"slug": "docs", "name": "Spring sale", "targetUrl": "https://shop.example.com/tickets",

@@ -123,7 +123,7 @@ func startInProcess(t *testing.T) (string, *echo.Echo) {
 	// their requests to the public URL.
 	addr := freeAddr(t)
 	cfg, err := parseServeFlags([]string{"--addr", addr, "--data-dir", t.TempDir(), "--admin-token", docAdminToken,
-		"--log-level", "warn", "--public-url", "http://" + addr}, func(k string) string { return env[k] })
+		"--log-level", "warn", "--public-url", "http://" + addr, "--ops-addr", "127.0.0.1:0"}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

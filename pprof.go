@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"time"
 )
 
 // loopback reports whether hostport names a loopback host, so that the
@@ -23,23 +20,21 @@ func loopback(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// servePprof serves net/http/pprof on ln (bound to a loopback address
-// checked by parseServeFlags) with a mux of its own, so the profiles never
-// appear on the public listener. A serving error other than the close is
-// sent on errc; stop closes the server.
-func servePprof(ln net.Listener, errc chan<- error) (stop func()) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	// A CPU profile or trace runs for its ?seconds=, so no write timeout.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("pprof: %w", err)
-		}
-	}()
-	return func() { _ = srv.Close() }
+// serveOps serves the operations listener l: ops (/metrics,
+// /queue/healthz) and, when l is bound to loopback, net/http/pprof under
+// /debug/pprof/. Bound elsewhere (for a scraper on the cluster network),
+// it serves no profiles. Its timeouts are those of the public servers,
+// except the write timeout with profiles on: a CPU profile or trace runs
+// for its ?seconds=.
+func serveOps(ls *listeners, l *listener, ops *http.ServeMux) {
+	srv := publicServer(ops)
+	if loopback(l.ln.Addr().String()) {
+		ops.HandleFunc("/debug/pprof/", pprof.Index)
+		ops.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		ops.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		ops.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		ops.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		srv.WriteTimeout = 0
+	}
+	ls.serve(l, srv)
 }

@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
-	"github.com/aditus-queue/aditus-queue/persistence"
-	"github.com/aditus-queue/aditus-queue/persistence/seal"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/proxy"
 )
 
@@ -69,93 +67,65 @@ func parseProxyFlags(args []string, getenv func(string) string) (*serveConfig, e
 	return c, nil
 }
 
-// runProxy runs `aditus-queue proxy` until ctx ends.
+// runProxy runs `aditus-queue proxy` until ctx ends or a listener fails,
+// with the same start-up and ordered shutdown as serve (bootstrap): the
+// proxy listener, the operations listener, the node.
 func runProxy(ctx context.Context, c *serveConfig) error {
-	logger := newLogger(c, os.Stderr)
-	slog.SetDefault(logger)
 	// A bad configuration is one line, before anything starts.
 	if _, err := proxy.Load(c.ProxyConfig); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	sealer, err := openSealer(c)
+	b, err := begin(c, "ops", c.OpsAddr)
 	if err != nil {
 		return err
 	}
-	var elog persistence.Log
-	if c.has("actor") {
-		if elog, err = openLog(ctx, c); err != nil {
-			return err
-		}
-		defer elog.Close()
-	}
-	var peers []string
-	for _, p := range strings.Split(c.Peers, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			peers = append(peers, p)
-		}
-	}
-	n, err := node.Start(node.Config{
-		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
-		HealthAddr: c.ClusterHealth, Peers: peers,
-		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger},
-	})
-	if err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	errc := make(chan error, 1)
-	stop, err := startProxy(c.ProxyConfig, c.ProxyAddr, c.PublicURL, n, sealer, logger, errc)
-	if err != nil {
-		n.Stop(context.Background())
+	defer b.close()
+	if err := b.startNode(ctx); err != nil {
 		return err
 	}
-	var failed error
-	select {
-	case <-ctx.Done():
-	case failed = <-errc:
-	case <-n.Failed():
-		failed = n.FailedErr()
+	if err := startProxy(b, c.ProxyConfig, c.ProxyAddr); err != nil {
+		return err
 	}
-	logger.Info("shutting down")
-	stop()
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	n.Stop(sctx)
+	ops := b.ls.get("ops")
+	serveOps(b.ls, ops, opsOnly(b))
+	b.logger.Info("operations listener serving", "addr", ops.ln.Addr().String())
+	failed := b.wait(ctx)
+	b.stop(nil)
 	return failed
 }
 
+// opsOnly is the operations handler of a node without the HTTP API: the
+// metrics and the probe, as serve's (api.Health).
+func opsOnly(b *bootstrap) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /queue/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(api.Health(b.node.Views))
+	})
+	return mux
+}
+
 // startProxy loads the configuration and serves the reverse proxy on addr
-// in front of node n's capacity grains; blocks naming a rate room send
-// visitors to its page under publicURL. A failure of the listener is sent
-// on errc; stop shuts the proxy down gracefully.
-func startProxy(path, addr, publicURL string, n *node.Node, sealer *seal.Sealer, logger *slog.Logger, errc chan<- error) (stop func(), err error) {
+// in front of b's node's capacity grains, as the listener "proxy"; blocks
+// naming a rate room send visitors to its page under the public URL.
+func startProxy(b *bootstrap, path, addr string) error {
 	cfg, err := proxy.Load(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	l, err := b.ls.bind("proxy", addr)
 	if err != nil {
-		return nil, fmt.Errorf("proxy: listen on %s: %w", addr, err)
+		return err
 	}
-	h, err := proxy.New(cfg, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: sealer}, Logger: logger,
-		RateRooms: proxy.ClusterRateRooms{Views: n.Views}, PublicURL: publicURL})
+	n := b.node
+	h, err := proxy.New(cfg, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: b.sealer}, Logger: b.logger,
+		RateRooms: proxy.ClusterRateRooms{Views: n.Views}, PublicURL: b.publicURL})
 	if err != nil {
-		ln.Close()
-		return nil, err
+		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("proxy: %w", err)
-		}
-	}()
-	logger.Info("aditus-queue proxy serving", "addr", ln.Addr().String(), "config", path, "cluster", n.Address())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		h.Close()
-	}, nil
+	l.stop = h.Close
+	b.ls.serve(l, proxyServer(h))
+	b.logger.Info("aditus-queue proxy serving", "addr", l.ln.Addr().String(), "config", path, "cluster", n.Address())
+	return nil
 }

@@ -9,18 +9,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/bench/load"
@@ -31,7 +27,9 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
+	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/api"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
@@ -45,7 +43,7 @@ const maxRoomWriteQueue = 100_000
 type serveConfig struct {
 	Addr, PublicURL, DataDir, Log, KafkaBrokers, AdminToken, Roles string
 	KafkaEventsTopic, KafkaSnapshotsTopic                          string
-	LogFormat, LogLevel, MasterKey, PprofAddr                      string
+	LogFormat, LogLevel, MasterKey, OpsAddr                        string
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
 	LoadTestMaxRate, LoadTestMaxSeconds                            int
@@ -56,7 +54,19 @@ type serveConfig struct {
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
 	ProxyConfig, ProxyAddr string
+	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
+	// believed (comma-separated; empty: none, the peer is the client).
+	TrustedProxies string
+	// MinFreeDisk is the free space, in bytes, under which the embedded
+	// log's node refuses new rooms.
+	MinFreeDisk int64
+	// LogRetention is how long events stay after a snapshot covers them.
+	LogRetention time.Duration
 }
+
+// minAdminToken is the shortest --admin-token accepted: the token guards
+// every room, and failed guesses are only slowed, not stopped.
+const minAdminToken = 24
 
 // parseServeFlags reads flags; each has an environment twin (AQ_ + the
 // flag in upper snake case), and flags win.
@@ -91,7 +101,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.MasterKey, "master-key", "", "64 hex chars or base64 master key sealing secrets (default: <data-dir>/master.key); every node of a cluster needs the same")
 	str(&c.LogFormat, "log-format", "text", "log format: text or json")
 	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	str(&c.PprofAddr, "pprof-addr", "", "loopback host:port serving net/http/pprof for profiling (default: off)")
+	str(&c.OpsAddr, "ops-addr", "127.0.0.1:9090", "operations listener: /metrics, /queue/healthz, and net/http/pprof when on loopback")
 	str(&c.ClusterHost, "cluster-host", "127.0.0.1", "address the cluster endpoint binds")
 	num(&c.ClusterPort, "cluster-port", 0, "port of the cluster endpoint (0: any free port)")
 	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
@@ -105,6 +115,10 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
+	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
+	var minFree, retention string
+	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
+	str(&retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -140,13 +154,36 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
 	}
+	if c.AdminToken != "" && len(c.AdminToken) < minAdminToken {
+		return nil, fmt.Errorf("--admin-token (or AQ_ADMIN_TOKEN) is %d characters; it must be at least %d (or leave it unset: a token is generated and printed once)",
+			len(c.AdminToken), minAdminToken)
+	}
+	if _, err := c.trusted(); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.MinFreeDisk, err = parseBytes(minFree); err != nil {
+		return nil, fmt.Errorf("--min-free-disk: %w", err)
+	}
+	if c.LogRetention, err = parseDays(retention); err != nil || c.LogRetention < time.Minute {
+		return nil, fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", retention)
+	}
 	if c.RoomWriteQueue < 1 || c.RoomWriteQueue > maxRoomWriteQueue {
 		return nil, fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
 	}
-	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
-		return nil, fmt.Errorf("--pprof-addr %q: want a loopback address such as 127.0.0.1:6060", c.PprofAddr)
+	if c.OpsAddr == "" {
+		return nil, errors.New("--ops-addr is empty: /metrics and the probes need a listener of their own (127.0.0.1:9090 by default)")
 	}
 	return c, nil
+}
+
+// trusted parses --trusted-proxies.
+func (c *serveConfig) trusted() ([]netip.Prefix, error) {
+	p, err := clientaddr.ParsePrefixes(strings.Split(c.TrustedProxies, ","))
+	if err != nil {
+		return nil, fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	return p, nil
 }
 
 func envName(flagName string) string {
@@ -181,127 +218,73 @@ func newLogger(c *serveConfig, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// serve runs one node until ctx ends, then shuts down gracefully: in-flight
-// requests finish, grains write their final checkpoints, the log flushes.
+// serve runs one node until ctx ends or one of its listeners fails, then
+// shuts it down in order (bootstrap.stop): listeners stop accepting and
+// drain, sockets close, grains write their final checkpoints, the log
+// flushes. A listener's failure is returned, naming the listener.
 func serve(ctx context.Context, c *serveConfig) error {
-	logger := newLogger(c, os.Stderr)
-	slog.SetDefault(logger)
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	// Bind the HTTP port first: a busy port is one clear line, before
-	// anything else starts.
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.Addr, err)
-	}
-	defer ln.Close()
-	var pprofLn net.Listener
-	if c.PprofAddr != "" {
-		if pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
-			return fmt.Errorf("pprof: listen on %s: %w", c.PprofAddr, err)
-		}
-		defer pprofLn.Close()
-	}
-
-	sealer, err := openSealer(c)
+	b, err := begin(c, "visitor", c.Addr, "ops", c.OpsAddr)
 	if err != nil {
 		return err
 	}
+	defer b.close()
 	adminHash, err := adminToken(c, os.Stdout)
 	if err != nil {
 		return err
 	}
-
-	var elog persistence.Log
-	if c.has("actor") {
-		elog, err = openLog(ctx, c)
-		if err != nil {
-			return err
-		}
-		defer elog.Close()
+	if err := b.startNode(ctx); err != nil {
+		return err
 	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var peers []string
-	if c.Peers != "" {
-		for _, p := range strings.Split(c.Peers, ",") {
-			peers = append(peers, strings.TrimSpace(p))
-		}
-	}
-	actorLog := logger.With("component", "protoactor")
-	if c.LogLevel != "debug" {
-		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
-	}
-	guard := &health.Guard{AllowPrivate: c.AllowPrivateHealthURLs}
-	errc0 := make(chan error, 3)
-	n, err := node.Start(node.Config{
-		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
-		HealthAddr: c.ClusterHealth, Peers: peers, ActorLogger: actorLog,
-		Deps: node.Deps{Log: elog, Sealer: sealer, Hash: seal.HashSecret, Logger: logger, Metrics: node.NewMetrics(reg), WriteQueue: c.RoomWriteQueue,
-			LoadTests: node.LoadTestDeps{BaseURL: strings.TrimRight(c.PublicURL, "/")}, Health: health.NewHTTP(guard)},
-	})
-	if err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
+	n, logger := b.node, b.logger
 	if c.ProxyConfig != "" {
-		stopProxy, err := startProxy(c.ProxyConfig, c.ProxyAddr, strings.TrimRight(c.PublicURL, "/"), n, sealer, logger, errc0)
-		if err != nil {
-			n.Stop(context.Background())
+		if err := startProxy(b, c.ProxyConfig, c.ProxyAddr); err != nil {
 			return err
 		}
-		defer stopProxy()
+	}
+	trusted, _ := c.trusted() // checked by parseServeFlags
+	clients := clientaddr.NewResolver(trusted)
+	auth, err := adminauth.New(adminauth.Config{Directory: n.Client, AdminHash: adminHash, Hash: seal.HashSecret, Clients: clients})
+	if err != nil {
+		return err
 	}
 	hub := ws.NewHub(n.Views, logger, time.Now)
-	console, err := dashboard.New(dashboard.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
+	console, err := dashboard.New(dashboard.Config{PublicURL: b.publicURL})
 	if err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
-	liveHub := live.New(live.Config{Client: n.Client, AdminHash: adminHash, Hash: seal.HashSecret, Logger: logger})
-	srv := api.New(api.Config{Node: n, PublicURL: strings.TrimRight(c.PublicURL, "/"), AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: reg,
+	liveHub := live.New(live.Config{Client: n.Client, Auth: auth, Logger: logger})
+	srv := api.New(api.Config{Node: n, PublicURL: b.publicURL, AdminTokenHash: adminHash,
+		Hash: seal.HashSecret, Logger: logger, Registry: b.reg, Clients: clients, Auth: auth,
 		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
-		HealthGuard:    guard})
+		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
 	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
-		Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"), Logger: logger,
+		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
-	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := errc0
-	go func() { errc <- httpSrv.Serve(ln) }()
-	if pprofLn != nil {
-		defer servePprof(pprofLn, errc)()
-		logger.Info("pprof serving on loopback", "addr", pprofLn.Addr().String())
-	}
-	logger.Info("aditus-queue serving", "addr", ln.Addr().String(), "public", c.PublicURL, "log", c.Log,
-		"roles", c.Roles, "cluster", n.Address(), "health", n.HealthAddr())
+	visitor, ops := b.ls.get("visitor"), b.ls.get("ops")
+	b.ls.serve(visitor, publicServer(srv.Handler()))
+	serveOps(b.ls, ops, srv.Ops())
+	logger.Info("aditus-queue serving", "addr", visitor.ln.Addr().String(), "ops", ops.ln.Addr().String(), "public", c.PublicURL,
+		"log", c.Log, "roles", c.Roles, "cluster", n.Address(), "health", n.HealthAddr())
 	if serving != nil {
-		serving(srv.Echo(), ln.Addr().String())
+		serving(srv.Echo(), visitor.ln.Addr().String())
 	}
-
-	var failed error
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("http: %w", err)
-		}
-	case <-n.Failed():
-		failed = n.FailedErr()
-		logger.Error("leaving the cluster", "error", failed)
+	if listening != nil {
+		listening(b.ls)
 	}
-	logger.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	_ = httpSrv.Shutdown(sctx)
-	hub.Close()
-	liveHub.Close()
-	reporter.Stop(sctx)
-	n.Stop(sctx)
+	failed := b.wait(ctx)
+	b.stop(func(ctx context.Context) {
+		hub.Close()
+		liveHub.Close()
+		reporter.Stop(ctx)
+	})
 	return failed
 }
+
+// listening, when set, is told serve's listeners once they serve (tests
+// of a listener's failure).
+var listening func(ls *listeners)
 
 // serving, when set, is told the router and the listen address once serve
 // answers HTTP: the API document's test walks the very routes serve built.
@@ -313,13 +296,13 @@ func openLog(ctx context.Context, c *serveConfig) (persistence.Log, error) {
 		defer cancel()
 		l, err := kafkalog.Open(octx, kafkalog.Config{Brokers: strings.Split(c.KafkaBrokers, ","),
 			EventsTopic: c.KafkaEventsTopic, SnapshotsTopic: c.KafkaSnapshotsTopic,
-			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication})
+			Partitions: c.KafkaPartitions, ReplicationFactor: c.KafkaReplication, Retention: c.LogRetention})
 		if err != nil {
 			return nil, fmt.Errorf("kafka at %s: %w", c.KafkaBrokers, err)
 		}
 		return l, nil
 	}
-	l, err := filelog.Open(filepath.Join(c.DataDir, "log"))
+	l, err := filelog.OpenOptions(filepath.Join(c.DataDir, "log"), filelog.Options{Retention: c.LogRetention})
 	if err != nil {
 		return nil, fmt.Errorf("embedded log: %w", err)
 	}

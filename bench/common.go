@@ -29,6 +29,10 @@ type commonFlags struct {
 // Defaults of the test room.
 const defaultRoomRate = 600
 
+// defaultOpsURL is a server's operations listener (--ops-addr) as it
+// listens by default: its /metrics and profiles are there, not on --url.
+const defaultOpsURL = "http://127.0.0.1:9090"
+
 func (c *commonFlags) register(fs *flag.FlagSet, defaultDuration time.Duration) {
 	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the server under test; only loopback hosts unless --allow-host names it")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin bearer token of the server under test, to create and delete the test room (default $"+adminTokenEnv+")")

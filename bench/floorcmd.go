@@ -58,6 +58,7 @@ type floorFlags struct {
 	gap          time.Duration
 	inProcess    bool
 	pprofURL     string
+	opsURL       string
 	historyDir   string
 	label        string
 	buildVersion string
@@ -78,7 +79,8 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time on each side, alternately")
 	fs.DurationVar(&f.gap, "gap", load.DefaultGap, "ws: pause before each change, so each finds the room quiet")
 	fs.BoolVar(&f.inProcess, "in-process", false, "run the floor inside this process instead of a child process (it then shares the load client's CPU and heap)")
-	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --pprof-addr as a URL (http://127.0.0.1:6060), to force a GC on both sides before each memory reading")
+	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --ops-addr as a URL (http://127.0.0.1:9090; profiles are served there on loopback), to force a GC on both sides before each memory reading")
+	fs.StringVar(&f.opsURL, "ops-url", defaultOpsURL, "ws: the server's --ops-addr as a URL, where its /metrics are read for the memory per socket")
 	fs.StringVar(&f.historyDir, "history", history.DefaultDir, "directory of result files; empty to record nothing")
 	fs.StringVar(&f.label, "label", "", "what else distinguishes the run, recorded with it")
 	fs.StringVar(&f.buildVersion, "build-version", Version, "version string recorded with the result")
@@ -98,7 +100,7 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		f.connections = defaultFloorConnections
 	}
 	cfg := floor.Config{AdminToken: token, AllowHosts: f.allowHosts, RoomRate: f.roomRate, Timeout: f.timeout,
-		Rounds: f.rounds, PprofURL: f.pprofURL, Stderr: stderr}
+		Rounds: f.rounds, PprofURL: f.pprofURL, OpsURL: f.opsURL, Stderr: stderr}
 	if f.rounds < 1 || f.rounds > 100 {
 		return fail(ExitUsage, fmt.Errorf("--rounds %d: want 1 to 100", f.rounds))
 	}
@@ -106,6 +108,9 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if _, err := target.Check(f.pprofURL, f.allowHosts); err != nil {
 			return fail(ExitUsage, fmt.Errorf("--pprof-url: %w", err))
 		}
+	}
+	if _, err := target.Check(f.opsURL, f.allowHosts); err != nil {
+		return fail(ExitUsage, fmt.Errorf("--ops-url: %w", err))
 	}
 	for _, p := range strings.Split(f.profiles, ",") {
 		switch strings.TrimSpace(p) {
@@ -248,6 +253,9 @@ func (f *floorFlags) reproduce(p load.Profile) []string {
 		}
 		if f.pprofURL != "" {
 			args = append(args, "--pprof-url", f.pprofURL)
+		}
+		if f.opsURL != defaultOpsURL {
+			args = append(args, "--ops-url", f.opsURL)
 		}
 	} else {
 		if f.rate > 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/bench/history"
@@ -54,6 +55,7 @@ type runFlags struct {
 	buildVersion   string
 	label          string
 	pprofURL       string
+	opsURL         string
 	gap            time.Duration
 }
 
@@ -80,7 +82,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.Float64Var(&f.errorRateDelta, "error-rate-delta", history.DefaultThresholds.ErrorRateDelta, "worse when the error rate exceeds the previous runs' median by more than this share (0.01 = 1 point)")
 	fs.StringVar(&f.buildVersion, "build-version", Version, "version string recorded with the result")
 	fs.StringVar(&f.label, "label", "", `what else distinguishes the run, recorded and shown in the results table (e.g. "embedded log", "kafka")`)
-	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --pprof-addr as a URL (http://127.0.0.1:6060), to force a GC before each memory reading")
+	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --ops-addr as a URL (http://127.0.0.1:9090; profiles are served there on loopback), to force a GC before each memory reading")
+	fs.StringVar(&f.opsURL, "ops-url", defaultOpsURL, "ws: the server's --ops-addr as a URL, where its /metrics are read for the memory per socket")
 	fs.Usage = usageFunc(fs, runSynopsis)
 	if code, done := parse(fs, args, stdout, stderr); done {
 		return code
@@ -111,7 +114,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if tickets, err = t.JoinMany(ctx, f.sockets); err != nil {
 				return fmt.Errorf("draw tickets for the sockets: %w", err)
 			}
-			mem := load.MetricsMemory{Client: client, MetricsURL: base.JoinPath("/metrics").String(), PprofURL: f.pprofURL}
+			mem := load.MetricsMemory{Client: client, MetricsURL: strings.TrimSuffix(f.opsURL, "/") + "/metrics", PprofURL: f.pprofURL}
 			var reader load.MemoryReader = mem
 			if _, _, err := mem.Memory(ctx, false); err != nil {
 				fmt.Fprintf(stderr, "warning: no memory per socket: %v\n", err)
@@ -184,6 +187,9 @@ func (f *runFlags) check() (load.Profile, *url.URL, string, error) {
 		if _, err := target.Check(f.pprofURL, f.allowHosts); err != nil {
 			return "", nil, "", fmt.Errorf("--pprof-url: %w", err)
 		}
+	}
+	if _, err := target.Check(f.opsURL, f.allowHosts); err != nil {
+		return "", nil, "", fmt.Errorf("--ops-url: %w", err)
 	}
 	if profile == load.ProfileWS {
 		if f.rate != 0 || f.connections != 0 {
@@ -266,6 +272,9 @@ func (f *runFlags) reproduce(p load.Profile) []string {
 	}
 	if p == load.ProfileWS && f.pprofURL != "" {
 		args = append(args, "--pprof-url", f.pprofURL)
+	}
+	if p == load.ProfileWS && f.opsURL != defaultOpsURL {
+		args = append(args, "--ops-url", f.opsURL)
 	}
 	return args
 }

@@ -35,6 +35,19 @@ type Snapshot struct {
 // Implementations are safe for concurrent use. A record handed to Append is
 // durable (fsynced, or acknowledged by all in-sync replicas) when Append
 // returns nil, and Replay returns it from then on, from any node.
+//
+// Retention. A log may drop a record once it is older than the log's
+// retention window and the stream's latest snapshot covers it (its offset
+// is at or below the snapshot's). Replay then starts at the oldest record
+// kept, so a caller recovers with LoadSnapshot and a Replay after the
+// snapshot's offset, which never misses a record. Offsets keep increasing
+// across retention: a later record never takes a dropped one's offset. The
+// embedded log keeps every record no snapshot covers; Kafka's broker drops
+// by age alone (retention.ms knows nothing of snapshots), so an owner of a
+// stream must snapshot it within the window of its last record (the grains
+// do within 30 s of a change, and when they stop). A snapshot saved with a
+// lower offset than the stored one may be ignored: what lies between the
+// two may be gone.
 type Log interface {
 	// Append writes the records to the stream in the given order and returns
 	// the offset of each. Either all of them are durable or the call fails.
@@ -58,4 +71,15 @@ type Log interface {
 
 	// Close flushes and releases the log. Calls after Close fail.
 	Close() error
+}
+
+// Failer is implemented by a Log that can fail for good, as a disk that
+// refused a write or an fsync: from then on no Append succeeds, and only a
+// restart that reopens the log (and checks what the failure left) can serve
+// again. A Log whose failures pass (Kafka out of reach) does not implement
+// it; its errors wrap ErrUnavailable and callers retry.
+type Failer interface {
+	// Failed is closed at the failure; Err then says why, with the path.
+	Failed() <-chan struct{}
+	Err() error
 }

@@ -1,13 +1,10 @@
 package capacity
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "github.com/aditus-queue/aditus-queue/actors/versioned"
 
-// EventVersion is the encoding version written into every event. Decoders
-// accept every version up to it; a change of meaning needs a new version and
-// a golden file (testdata/events.golden).
+// EventVersion is the newest encoding of a capacity room's events (package versioned
+// writes it and refuses newer ones); a change of meaning needs a new version
+// and testdata/events.golden.
 const EventVersion = 1
 
 // Event is one change of a capacity room, as it stands in the room's log.
@@ -16,11 +13,10 @@ const EventVersion = 1
 type Event struct {
 	V    int    `json:"v"`
 	Type string `json:"type"`
-	// Epoch names the activation that wrote the event: the log offset of
-	// its Activated marker. Events of a superseded activation are ignored.
+	// Epoch and At as in actors/room's Event: the writer's activation
+	// marker offset, and the time of the change in Unix nanoseconds.
 	Epoch int64 `json:"epoch,omitempty"`
-	// At is the time of the change, Unix nanoseconds.
-	At int64 `json:"at"`
+	At    int64 `json:"at"`
 	// ID is the visitor of a queued, admitted or released event.
 	ID string `json:"id,omitempty"`
 	// Until is when an admitted visitor's slot ends unless renewed.
@@ -48,18 +44,12 @@ const (
 
 // Encode returns the event's log encoding.
 func (e *Event) Encode() ([]byte, error) {
-	e.V = EventVersion
-	return json.Marshal(e)
+	return versioned.Encode(e, &e.V, EventVersion)
 }
 
 // DecodeEvent parses an event from the log.
 func DecodeEvent(b []byte) (Event, error) {
 	var e Event
-	if err := json.Unmarshal(b, &e); err != nil {
-		return e, fmt.Errorf("decode capacity event: %w", err)
-	}
-	if e.V < 1 || e.V > EventVersion {
-		return e, fmt.Errorf("decode capacity event: unknown version %d", e.V)
-	}
-	return e, nil
+	err := versioned.Decode(b, &e, &e.V, EventVersion, "capacity event")
+	return e, err
 }

@@ -48,8 +48,8 @@ type End struct {
 	RegressionReasons []string  `json:"regressionReasons,omitempty"`
 }
 
-// MaxRuns is how many runs the state keeps (the newest); older ones stay
-// in the log but leave the history.
+// MaxRuns is how many runs the state keeps (the newest); older ones leave
+// the history at once, and the log after its retention window.
 const MaxRuns = 500
 
 // MaxSchedules bounds the schedules.

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -234,17 +235,63 @@ func hasRiseFrom50After(l []room.RateChange, t time.Time) bool {
 	return false
 }
 
+// countingFetcher counts the health checks one member starts.
+type countingFetcher struct {
+	health.Fetcher
+	n atomic.Int64
+}
+
+func (f *countingFetcher) Fetch(ctx context.Context, url string) (health.Answer, error) {
+	f.n.Add(1)
+	return f.Fetcher.Fetch(ctx, url)
+}
+
+// signalHandler is a slog handler that closes done at the first record
+// whose message contains msg, and passes every record on.
+type signalHandler struct {
+	slog.Handler
+	msg  string
+	once *sync.Once
+	done chan struct{}
+}
+
+func (h signalHandler) Handle(ctx context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.msg) {
+		h.once.Do(func() { close(h.done) })
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h signalHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	h.Handler = h.Handler.WithAttrs(as)
+	return h
+}
+
+func (h signalHandler) WithGroup(name string) slog.Handler {
+	h.Handler = h.Handler.WithGroup(name)
+	return h
+}
+
 // Two members that both believe they own the room (two clusters on one
 // log): the older activation finds the newer one's marker at its next
 // check, even one that writes nothing (the rate stays at its maximum), and
-// stops polling; only the newer one goes on.
+// stops polling; only the newer one goes on. Each member counts its own
+// checks, so the test waits for events: the older one's "superseded", then
+// several checks of the newer one, during which the older starts none.
 func TestSupersededActivationStopsPolling(t *testing.T) {
 	if raceEnabled {
 		t.Skip("two members in one process race inside gRPC's global logger under -race; this test runs without -race")
 	}
 	shop := newTestShop(t)
 	l := memlog.New()
-	a := startHealthNode(t, l)
+	superseded := signalHandler{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
+		msg: "superseded", once: new(sync.Once), done: make(chan struct{})}
+	aChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
+	a, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(superseded),
+		Health: aChecks, HealthInterval: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer a.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -264,22 +311,31 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	if err := a.Client.Admin(ctx, id, OpConfigure, req, nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the first member polls", func() bool { return shop.hits.Load() >= 3 })
+	eventually(t, 10*time.Second, "the first member polls", func() bool { return aChecks.n.Load() >= 3 })
 
-	b := startHealthNode(t, l)
+	bChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
+	b, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Health: bChecks, HealthInterval: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(context.Background())
 	var v room.View
 	if err := b.Client.Admin(ctx, id, OpGet, admin, &v); err != nil {
 		t.Fatal(err)
 	}
-	hits := shop.hits.Load()
-	eventually(t, 10*time.Second, "both members poll", func() bool { return shop.hits.Load() >= hits+4 })
-	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-	b.Stop(sctx)
-	scancel()
-	time.Sleep(time.Second) // a check in flight ends
-	before := shop.hits.Load()
-	time.Sleep(2 * time.Second)
-	if after := shop.hits.Load(); after != before {
-		t.Fatalf("the superseded member still polls: %d checks in 2s with the owner stopped", after-before)
+	select {
+	case <-superseded.done:
+	case <-ctx.Done():
+		t.Fatal("the older activation never found the newer one's marker")
+	}
+	// No check starts after the activation has logged its end (the log
+	// line and the end of polling happen in one step of its Receive).
+	before := aChecks.n.Load()
+	bFrom := bChecks.n.Load()
+	eventually(t, 20*time.Second, "the newer member polls", func() bool { return bChecks.n.Load() >= bFrom+4 })
+	if after := aChecks.n.Load(); after != before {
+		t.Fatalf("the superseded member still polls: %d checks while the owner made 4", after-before)
 	}
 }

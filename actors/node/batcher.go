@@ -110,7 +110,11 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 		if o.err != nil {
 			return nil, o.err
 		}
-		return &JoinResult{Number: o.number, Ticket: room.SignTicket(o.key, id, o.number), View: *o.view}, nil
+		tk, err := room.SignTicket(o.key, id, o.number)
+		if err != nil {
+			return nil, ErrRoomUnavailable
+		}
+		return &JoinResult{Number: o.number, Ticket: tk, View: *o.view}, nil
 	case <-ctx.Done():
 		// The number, if one comes, is lost like a visitor who left.
 		return nil, ErrUnavailable
@@ -181,6 +185,9 @@ func (b *batcher) run(id string, rb *roomBatch, batch []*joinWait) {
 // request asks the grain for count numbers, or fails at once while the
 // room's circuit is open.
 func (b *batcher) request(id string, count int) joinOutcome {
+	if b.c.logErr != nil && b.c.logErr() != nil {
+		return joinOutcome{err: ErrLogUnavailable}
+	}
 	if !b.breaker.allow(id) {
 		return joinOutcome{err: ErrLogUnavailable}
 	}
@@ -204,7 +211,7 @@ func (b *batcher) request(id string, count int) joinOutcome {
 		r = c.views.cached(id)
 	}
 	if r == nil || r.TicketKey == nil {
-		return joinOutcome{err: &Error{Code: CodeInternal, Message: "the room's ticket key is not available on this node"}}
+		return joinOutcome{err: ErrRoomUnavailable}
 	}
 	v := *r.View
 	if v.Epoch == res.Epoch && v.Version == res.Version && res.Issued > v.Issued {

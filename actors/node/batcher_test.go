@@ -68,8 +68,8 @@ func TestJoinsTravelInBatches(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if got, ok := room.ParseTicket(r.TicketKey, id, j.Ticket); !ok || got != j.Number {
-					t.Errorf("ticket of %d: got %d %v", j.Number, got, ok)
+				if got, err := room.ParseTicket(r.TicketKey, id, j.Ticket); err != nil || got != j.Number {
+					t.Errorf("ticket of %d: got %d %v", j.Number, got, err)
 				}
 				if j.View.Issued < j.Number {
 					t.Errorf("answer of %d shows issued %d", j.Number, j.View.Issued)

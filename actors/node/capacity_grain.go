@@ -72,6 +72,10 @@ func (g *capacityGrain) Receive(ctx actor.Context) {
 		g.activate()
 	case *wire.Request:
 		g.handle(ctx, m)
+	case *actor.Stopping:
+		if g.ready && g.since > 0 {
+			g.snapshot()
+		}
 	}
 }
 
@@ -94,6 +98,7 @@ func (g *capacityGrain) activate() {
 	}
 	t.Recovered(g.deps.Now().UnixNano())
 	g.t, g.ready = t, true
+	g.snapshot() // covers the tail just read and this activation's marker
 }
 
 func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {

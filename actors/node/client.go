@@ -25,6 +25,9 @@ type Client struct {
 	views   *Views
 	members *memberWatch
 	joins   *batcher
+	// logErr reports this member's log failure (always nil on a front
+	// alone).
+	logErr func() error
 }
 
 // ErrUnavailable is returned when no member answered in time.
@@ -63,6 +66,11 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		}
 		if ctx.Err() != nil {
 			return ErrUnavailable
+		}
+		if c.logErr != nil && c.logErr() != nil {
+			// This member's log failed for good: no retry can succeed
+			// before the node restarts.
+			return ErrLogUnavailable
 		}
 		if attempt == 0 || attempt%10 == 0 {
 			c.log.Debug("grain call retry", "op", op, "identity", identity, "error", err)

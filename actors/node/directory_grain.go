@@ -60,8 +60,6 @@ type directoryGrain struct {
 	j     journal
 	ready bool
 	dead  bool
-	// since counts records applied since the last snapshot.
-	since int
 }
 
 func newDirectoryGrain(d *Deps) actor.Actor { return &directoryGrain{deps: d} }
@@ -89,6 +87,7 @@ func (g *directoryGrain) activate() {
 		st.Slugs = map[string]string{}
 	}
 	g.st, g.ready = st, true
+	g.snapshot() // covers the tail just read and this activation's marker
 }
 
 func (g *directoryGrain) handle(ctx actor.Context, req *wire.Request) {
@@ -145,18 +144,16 @@ func (g *directoryGrain) write(e dirEvent, result any) *wire.Response {
 	if err != nil {
 		return errResponse(err)
 	}
-	n := 0
-	err = g.j.commit([][]byte{b}, func(off int64, data []byte) { g.st.apply(off, data); n++ })
+	err = g.j.commit([][]byte{b}, func(off int64, data []byte) { g.st.apply(off, data) })
 	if errors.Is(err, ErrSuperseded) {
 		g.dead = true
 	}
 	if err != nil {
 		return errResponse(err)
 	}
-	if g.since += n; g.since >= 200 {
-		g.since = 0
-		g.snapshot()
-	}
+	// Writes are rare (a room created or deleted) and Kafka's retention
+	// drops by age alone: every write is covered by a snapshot at once.
+	g.snapshot()
 	return okResponse(result)
 }
 

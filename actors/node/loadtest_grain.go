@@ -172,6 +172,7 @@ func (g *loadTestGrain) activate() {
 	}
 	st.Epoch = g.j.epoch
 	g.st, g.ready = st, true
+	g.snapshot() // covers the tail just read and this activation's marker
 	for _, r := range st.Runs {
 		if !r.Ended() {
 			g.end(r, loadtest.End{State: loadtest.StateInterrupted, EndedAt: g.now().UTC(),
@@ -469,6 +470,9 @@ func (g *loadTestGrain) shutdown() {
 	if g.stopTick != nil {
 		close(g.stopTick)
 		g.stopTick = nil
+	}
+	if g.ready && g.since > 0 {
+		g.snapshot()
 	}
 	a := g.cur
 	if a == nil {

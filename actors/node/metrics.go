@@ -13,6 +13,9 @@ type Metrics struct {
 	Bypasses   prometheus.Counter
 	// Rooms are the per-room gauges of the rooms hosted here.
 	Rooms *RoomGauges
+	// RoomsUnavailable counts the rooms this node holds a view of but does
+	// not serve, because their keys do not open with its master key.
+	RoomsUnavailable prometheus.Gauge
 }
 
 // NewMetrics registers the grain counters with reg.
@@ -24,7 +27,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Admissions:  prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_admissions_total", Help: "Admission tokens minted for a waiting number."}),
 		Bypasses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_bypass_admissions_total", Help: "Admission tokens minted for a bypass code."}),
 	}
-	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses)
+	m.RoomsUnavailable = prometheus.NewGauge(prometheus.GaugeOpts{Name: "aditus_queue_rooms_unavailable",
+		Help: "Rooms this node does not serve because their keys do not open with its master key."})
+	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses, m.RoomsUnavailable)
 	m.Rooms = newRoomGauges(reg)
 	return m
 }

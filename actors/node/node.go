@@ -51,6 +51,9 @@ type Config struct {
 	// means 2 s (the provider's health-check timeout) in a cluster of
 	// several nodes and never for a member alone; negative means never.
 	StallLimit time.Duration
+	// LogFailGrace is how long the node keeps answering after its log
+	// failed for good before it fails (default 10 s).
+	LogFailGrace time.Duration
 }
 
 // Node is a running cluster member or client.
@@ -67,6 +70,8 @@ type Node struct {
 
 	// partition fails the node when it is cut off from the majority.
 	partition *partitionWatch
+	// logs fails the node when its log failed for good.
+	logs *logWatch
 }
 
 // Start joins (or forms) the cluster.
@@ -112,7 +117,7 @@ func Start(cfg Config) (*Node, error) {
 		n.cluster.StartClient()
 	}
 	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
-	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger)
+	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger, cfg.Deps.Metrics)
 	n.Client.views = n.Views
 	n.Client.joins = newBatcher(n.Client)
 	n.watch(provider, members)
@@ -238,13 +243,18 @@ func (n *Node) serveHealth(e *echo3.Echo, kinds []*cluster.Kind, healthPort int)
 }
 
 // watch starts the watches that fail the node: a stall, and on a member
-// a partition; a member also keeps the load-test grain activated.
+// a partition and a log that failed for good; a member also keeps the
+// load-test grain activated.
 func (n *Node) watch(provider *automanaged.AutoManagedProvider, members *memberWatch) {
 	limit := n.cfg.StallLimit
 	if limit == 0 && (len(n.cfg.Peers) > 1 || !n.cfg.Member) {
 		limit = defaultStallLimit
 	}
 	n.stall = newStallWatch(limit)
+	if n.cfg.Member {
+		n.logs = watchLog(n.cfg.Deps.Log, n.cfg.LogFailGrace, n.cfg.Deps.Logger, n.stall.fail)
+	}
+	n.Client.logErr = n.logs.Err
 	if n.cfg.Member {
 		n.loadTests = keepLoadTests(n.Client)
 		n.partition = newPartitionWatch(n.system, len(n.cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
@@ -268,9 +278,14 @@ func (n *Node) FailedErr() error {
 	}
 }
 
+// LogErr is the failure of this member's log, or nil while it works: the
+// node reports it on /queue/healthz until it ends.
+func (n *Node) LogErr() error { return n.logs.Err() }
+
 // Stop leaves the cluster: grains write their final checkpoints first.
 func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
+	n.logs.close()
 	n.stopLoadTests()
 	n.partition.close()
 	n.Views.stop()
@@ -292,6 +307,7 @@ func (n *Node) Stop(ctx context.Context) {
 // Kill drops the node without a graceful hand-over (tests of fail-over).
 func (n *Node) Kill() {
 	n.stall.close()
+	n.logs.close()
 	n.stopLoadTests()
 	n.partition.close()
 	n.Views.stop()

@@ -80,6 +80,10 @@ const (
 	// CodeLogUnavailable: the room's log cannot be written; answered at
 	// once, not after the call timeout (joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
+	// CodeRoomUnavailable: this node cannot open the room's keys (its
+	// master key differs from the members'), so it serves the room not at
+	// all rather than with empty keys (roomkeys.go).
+	CodeRoomUnavailable = "room_unavailable"
 	// CodeBusy: the room's write queue is full; answered at once.
 	CodeBusy = "busy"
 )

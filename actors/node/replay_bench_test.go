@@ -77,7 +77,8 @@ func benchReplay(b *testing.B, l persistence.Log) {
 		b.Fatal("first activation failed")
 	}
 	evs, err := g.st.DecideCreate(room.Config{Slug: "replay", Name: "Replay", RatePerMinute: 60000, Active: true},
-		[]byte("room:"+g.id+":secret\x00s"), []byte("room:"+g.id+":ticket\x00t"), time.Now().UnixNano(), "admin")
+		sealer.Seal([]byte("secret"), []byte("room:"+g.id+":secret")),
+		sealer.Seal(randomBytes(32), []byte("room:"+g.id+":ticket")), time.Now().UnixNano(), "admin")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -128,9 +128,11 @@ func (g *roomGrain) activate() {
 	g.lastTry = g.now()
 	st := room.New(g.id)
 	j := journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
+	tail := 0
 	err := j.recover(context.Background(), func(b []byte) error {
 		return json.Unmarshal(b, st)
 	}, func(off int64, data []byte) error {
+		tail++
 		g.applyTo(st, off, data)
 		return nil
 	})
@@ -154,6 +156,8 @@ func (g *roomGrain) activate() {
 	}
 	g.ready = true
 	g.checkpointAt, g.snapshotAt = g.now(), g.now()
+	// The tail read counts towards the next snapshot (room_snapshot.go).
+	g.sinceSnap = tail
 	g.dirty = true
 	if g.deps.Metrics != nil {
 		g.deps.Metrics.Activations.Inc()
@@ -346,6 +350,7 @@ func (g *roomGrain) shutdown() {
 	g.stopTicker()
 	g.poll.stop()
 	g.stats.forget(g.deps.Metrics)
+	defer g.finalSnapshot() // after the checkpoint; a deleted room's too
 	if !g.ready || g.stopped || !g.st.Live() {
 		return
 	}

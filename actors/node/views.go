@@ -19,6 +19,9 @@ type Room struct {
 	View      *room.View
 	Secret    []byte
 	TicketKey []byte
+	// Unavailable says why the keys did not open on this node (empty when
+	// they did); such a room is not served here (ErrRoomUnavailable).
+	Unavailable string
 }
 
 // Views is a front node's cache of room views, kept fresh by pushes from
@@ -39,6 +42,7 @@ type Views struct {
 	used      map[string]time.Time
 	seen      map[string]map[uint64]struct{}
 	listeners []func(id string, r *Room)
+	locked    lockedRooms
 
 	stopOnce sync.Once
 	done     chan struct{}
@@ -53,10 +57,13 @@ const (
 	lookupLimit = 5 * time.Second
 )
 
-func newViews(sys *actor.ActorSystem, c *Client, s Sealer, log *slog.Logger) *Views {
+func newViews(sys *actor.ActorSystem, c *Client, s Sealer, log *slog.Logger, m *Metrics) *Views {
 	v := &Views{client: c, sealer: s, log: log, system: sys,
 		rooms: map[string]*Room{}, slugs: map[string]string{}, misses: map[string]time.Time{},
 		used: map[string]time.Time{}, seen: map[string]map[uint64]struct{}{}, done: make(chan struct{})}
+	if m != nil {
+		v.locked.gauge = m.RoomsUnavailable
+	}
 	v.pid = sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		if p, ok := ctx.Message().(*wire.Push); ok {
 			var rv room.View
@@ -90,17 +97,18 @@ func (v *Views) offer(rv *room.View) {
 		return
 	}
 	r := &Room{View: rv}
-	if old != nil && string(old.View.SecretSealed) == string(rv.SecretSealed) && string(old.View.TicketKeySealed) == string(rv.TicketKeySealed) {
+	if old != nil && old.Unavailable == "" && string(old.View.SecretSealed) == string(rv.SecretSealed) && string(old.View.TicketKeySealed) == string(rv.TicketKeySealed) {
 		r.Secret, r.TicketKey = old.Secret, old.TicketKey
 	} else if rv.Exists {
 		var err error
-		if r.Secret, err = v.sealer.Open(rv.SecretSealed, []byte("room:"+rv.ID+":secret")); err != nil {
-			v.log.Error("cannot open room secret (master key differs between nodes?)", "room", rv.ID, "error", err)
-		}
-		if r.TicketKey, err = v.sealer.Open(rv.TicketKeySealed, []byte("room:"+rv.ID+":ticket")); err != nil {
-			v.log.Error("cannot open ticket key", "room", rv.ID, "error", err)
+		if r.Secret, r.TicketKey, err = openKeys(v.sealer, rv); err != nil {
+			r.Unavailable = "the room's keys do not open with this node's master key: " + err.Error()
+			if old == nil || old.Unavailable == "" {
+				v.log.Error("room not served: its keys do not open (master key differs between nodes?)", "room", rv.ID, "error", err)
+			}
 		}
 	}
+	v.locked.set(rv, r.Unavailable)
 	v.rooms[rv.ID] = r
 	if rv.Exists && !rv.Deleted {
 		v.slugs[rv.Config.Slug] = rv.ID
@@ -131,7 +139,7 @@ func (v *Views) BySlug(ctx context.Context, slug string) (*Room, bool, error) {
 	v.mu.RUnlock()
 	if known && r != nil {
 		v.touch(id, now)
-		return r, r.View.Exists && !r.View.Deleted, nil
+		return servable(r)
 	}
 	if wasMissed && now.Sub(missed) < missTTL {
 		return nil, false, nil
@@ -155,7 +163,19 @@ func (v *Views) BySlug(ctx context.Context, slug string) (*Room, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return r, r.View.Exists && !r.View.Deleted, nil
+	return servable(r)
+}
+
+// servable is BySlug's answer for a cached room: ErrRoomUnavailable for a
+// room whose keys did not open here.
+func servable(r *Room) (*Room, bool, error) {
+	if !r.View.Exists || r.View.Deleted {
+		return r, false, nil
+	}
+	if r.Unavailable != "" {
+		return nil, false, ErrRoomUnavailable
+	}
+	return r, true, nil
 }
 
 // ByID returns room id's cached view, syncing it first on a miss.
@@ -228,6 +248,7 @@ func (v *Views) syncLoop() {
 			if now.Sub(at) > idleAfter {
 				delete(v.used, id)
 				delete(v.rooms, id)
+				v.locked.forget(id)
 				continue
 			}
 			ids = append(ids, id)

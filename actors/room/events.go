@@ -1,14 +1,14 @@
 package room
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/versioned"
 )
 
-// EventVersion is the encoding version written into every event. Decoders
-// accept every version up to it; a change of meaning needs a new version and
-// a golden file (testdata/events.golden).
+// EventVersion is the newest encoding of a room's events (package versioned
+// writes it and refuses newer ones); a change of meaning needs a new version
+// and testdata/events.golden.
 const EventVersion = 1
 
 // Event is one change of a room, as it stands in the room's log. Exactly one
@@ -163,18 +163,12 @@ type Abandoned struct {
 
 // Encode returns the event's log encoding.
 func (e *Event) Encode() ([]byte, error) {
-	e.V = EventVersion
-	return json.Marshal(e)
+	return versioned.Encode(e, &e.V, EventVersion)
 }
 
 // DecodeEvent parses an event from the log.
 func DecodeEvent(b []byte) (Event, error) {
 	var e Event
-	if err := json.Unmarshal(b, &e); err != nil {
-		return e, fmt.Errorf("decode event: %w", err)
-	}
-	if e.V < 1 || e.V > EventVersion {
-		return e, fmt.Errorf("decode event: unknown version %d", e.V)
-	}
-	return e, nil
+	err := versioned.Decode(b, &e, &e.V, EventVersion, "event")
+	return e, err
 }

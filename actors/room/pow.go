@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"math/bits"
 	"strconv"
 	"time"
@@ -44,39 +45,50 @@ type Challenge struct {
 }
 
 // SignChallenge encodes c for room roomID under key (SubKey(ticketKey,
-// "pow")). The expiry is kept to the second.
-func SignChallenge(key []byte, roomID string, c Challenge) string {
+// "pow")). The expiry is kept to the second. It fails only for a short key
+// (CheckKey).
+func SignChallenge(key []byte, roomID string, c Challenge) (string, error) {
+	if err := CheckKey(key); err != nil {
+		return "", err
+	}
 	var buf [challengeLen]byte
 	buf[0] = challengeVersion
 	binary.BigEndian.PutUint64(buf[1:9], uint64(c.Expires.Unix()))
 	buf[9] = byte(c.Bits)
 	copy(buf[10:26], c.ID[:])
 	copy(buf[challengePayload:], challengeMAC(key, roomID, buf[:challengePayload]))
-	return base64.RawURLEncoding.EncodeToString(buf[:])
+	return base64.RawURLEncoding.EncodeToString(buf[:]), nil
 }
 
+// ErrBadChallenge is returned for a challenge this room did not sign.
+var ErrBadChallenge = errors.New("challenge not signed for this room")
+
 // ParseChallenge decodes a challenge and checks, in constant time, that it
-// was signed for room roomID. It does not check the expiry.
-func ParseChallenge(key []byte, roomID, s string) (Challenge, bool) {
+// was signed for room roomID (else ErrBadChallenge). It does not check the
+// expiry. A short key (CheckKey) refuses every challenge with ErrShortKey.
+func ParseChallenge(key []byte, roomID, s string) (Challenge, error) {
 	var c Challenge
+	if err := CheckKey(key); err != nil {
+		return c, err
+	}
 	if len(s) != base64.RawURLEncoding.EncodedLen(challengeLen) {
-		return c, false
+		return c, ErrBadChallenge
 	}
 	var buf [challengeLen]byte
 	if n, err := base64.RawURLEncoding.Decode(buf[:], []byte(s)); err != nil || n != challengeLen {
-		return c, false
+		return c, ErrBadChallenge
 	}
 	if buf[0] != challengeVersion || !hmac.Equal(buf[challengePayload:], challengeMAC(key, roomID, buf[:challengePayload])) {
-		return c, false
+		return c, ErrBadChallenge
 	}
 	exp := binary.BigEndian.Uint64(buf[1:9])
 	if exp > 1<<40 {
-		return c, false
+		return c, ErrBadChallenge
 	}
 	c.Expires = time.Unix(int64(exp), 0)
 	c.Bits = int(buf[9])
 	copy(c.ID[:], buf[10:26])
-	return c, true
+	return c, nil
 }
 
 func challengeMAC(key []byte, roomID string, payload []byte) []byte {

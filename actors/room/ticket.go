@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"hash"
 	"sync"
 )
@@ -18,36 +19,66 @@ import (
 
 const ticketMACLen = 16
 
-// SignTicket returns the ticket for number n of room roomID.
-func SignTicket(key []byte, roomID string, n uint64) string {
+// MinKeyLen is the shortest key the MAC functions of this package accept,
+// in bytes. Rooms' ticket keys are 32 random bytes; an empty or short key
+// is one that was never set or could not be opened, and proves nothing.
+const MinKeyLen = 16
+
+// ErrShortKey is returned for a key shorter than MinKeyLen.
+var ErrShortKey = errors.New("MAC key missing or shorter than 16 bytes")
+
+// CheckKey returns ErrShortKey for a key shorter than MinKeyLen.
+func CheckKey(key []byte) error {
+	if len(key) < MinKeyLen {
+		return ErrShortKey
+	}
+	return nil
+}
+
+// SignTicket returns the ticket for number n of room roomID; it fails only
+// for a short key (CheckKey).
+func SignTicket(key []byte, roomID string, n uint64) (string, error) {
+	if err := CheckKey(key); err != nil {
+		return "", err
+	}
 	var buf [8 + ticketMACLen]byte
 	binary.BigEndian.PutUint64(buf[:8], n)
 	p := ticketMACPool(key)
 	m := p.Get().(*ticketMAC)
 	copy(buf[8:], m.sum(roomID, n))
 	p.Put(m)
-	return base64.RawURLEncoding.EncodeToString(buf[:])
+	return base64.RawURLEncoding.EncodeToString(buf[:]), nil
 }
 
-// ParseTicket returns the number a ticket stands for, and false when the
-// ticket was not issued by this room (checked in constant time).
-func ParseTicket(key []byte, roomID, ticket string) (uint64, bool) {
+// ErrBadTicket is returned for a ticket this room did not issue.
+var ErrBadTicket = errors.New("ticket not issued by this room")
+
+// ParseTicket returns the number a ticket stands for, or ErrBadTicket when
+// the ticket was not issued by this room (checked in constant time). A
+// short key (CheckKey) refuses every ticket with ErrShortKey.
+func ParseTicket(key []byte, roomID, ticket string) (uint64, error) {
+	if err := CheckKey(key); err != nil {
+		return 0, err
+	}
 	if len(ticket) != base64.RawURLEncoding.EncodedLen(8+ticketMACLen) {
-		return 0, false
+		return 0, ErrBadTicket
 	}
 	var buf [8 + ticketMACLen]byte
 	if n, err := base64.RawURLEncoding.Decode(buf[:], []byte(ticket)); err != nil || n != len(buf) {
-		return 0, false
+		return 0, ErrBadTicket
 	}
 	n := binary.BigEndian.Uint64(buf[:8])
 	if n == 0 {
-		return 0, false
+		return 0, ErrBadTicket
 	}
 	p := ticketMACPool(key)
 	m := p.Get().(*ticketMAC)
 	ok := hmac.Equal(buf[8:], m.sum(roomID, n))
 	p.Put(m)
-	return n, ok
+	if !ok {
+		return 0, ErrBadTicket
+	}
+	return n, nil
 }
 
 // ticketMAC is an HMAC-SHA256 keyed with one room's ticket key, with room
@@ -104,9 +135,13 @@ func ticketMACPool(key []byte) *sync.Pool {
 }
 
 // SubKey derives a key for another purpose (proof-of-work challenges) from
-// the ticket key, so one sealed room key serves both.
-func SubKey(key []byte, purpose string) []byte {
+// the ticket key, so one sealed room key serves both. It fails for a short
+// key (CheckKey).
+func SubKey(key []byte, purpose string) ([]byte, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("subkey\x00" + purpose))
-	return m.Sum(nil)
+	return m.Sum(nil), nil
 }

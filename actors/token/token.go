@@ -39,8 +39,20 @@ func (c Claims) GetAudience() (jwt.ClaimStrings, error)       { return jwt.Claim
 // wrapped for logs, never shown to visitors.
 var ErrInvalid = errors.New("invalid admission token")
 
+// MinSecretLen is the shortest secret Mint and Verify accept, in bytes.
+// Rooms' secrets are 43 characters; an empty or short secret is a key that
+// was never set or could not be opened, and signs nothing.
+const MinSecretLen = 16
+
+// ErrShortSecret is returned by Mint and Verify for a secret shorter than
+// MinSecretLen: a token signed with an empty key proves nothing.
+var ErrShortSecret = errors.New("admission token secret missing or shorter than 16 bytes")
+
 // Mint signs a token for number n of room slug, valid ttl from now.
 func Mint(secret []byte, slug string, n uint64, bypass bool, now time.Time, ttl time.Duration) (string, time.Time, error) {
+	if len(secret) < MinSecretLen {
+		return "", time.Time{}, ErrShortSecret
+	}
 	exp := now.Add(ttl).Truncate(time.Second)
 	c := Claims{
 		Issuer:    Issuer,
@@ -59,8 +71,12 @@ func Mint(secret []byte, slug string, n uint64, bypass bool, now time.Time, ttl 
 }
 
 // Verify checks signature (HS256 only: the algorithm is pinned), issuer,
-// audience and expiry at now.
+// audience and expiry at now. A secret shorter than MinSecretLen refuses
+// every token (ErrInvalid wrapping ErrShortSecret).
 func Verify(secret []byte, slug, raw string, now time.Time) (*Claims, error) {
+	if len(secret) < MinSecretLen {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, ErrShortSecret)
+	}
 	var c Claims
 	_, err := jwt.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return secret, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,34 @@ func TestVerifyRefuses(t *testing.T) {
 	c, err := Verify(secret, "a", bypass, now)
 	if err != nil || !c.Bypass || c.Number != 0 {
 		t.Fatalf("bypass token: %+v %v", c, err)
+	}
+}
+
+// forge signs claims as HS256 with key by hand, as an attacker who guesses
+// that a node holds an empty or short key would.
+func forge(key []byte, claims string) string {
+	head := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	body := base64.RawURLEncoding.EncodeToString([]byte(claims))
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(head + "." + body))
+	return head + "." + body + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+func TestShortSecretRefuses(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	claims := `{"iss":"aditus-queue","aud":"a","qnr":1,"iat":1800000000,"exp":1800000600}`
+	for _, key := range [][]byte{nil, {}, []byte("fifteen bytes.."), []byte("x")} {
+		raw := forge(key, claims)
+		if c, err := Verify(key, "a", raw, now); err == nil || !errors.Is(err, ErrShortSecret) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("Verify with a %d-byte key of a token signed with it: %+v %v, want ErrInvalid and ErrShortSecret", len(key), c, err)
+		}
+		if _, _, err := Mint(key, "a", 1, false, now, time.Minute); !errors.Is(err, ErrShortSecret) {
+			t.Errorf("Mint with a %d-byte key: %v, want ErrShortSecret", len(key), err)
+		}
+	}
+	// The shortest accepted key still works both ways.
+	key := []byte("sixteen bytes ok")
+	if _, err := Verify(key, "a", forge(key, claims), now); err != nil {
+		t.Fatalf("a %d-byte key: %v", len(key), err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/bench/histogram"
@@ -54,6 +55,9 @@ type Config struct {
 	// PprofURL is the real server's pprof endpoint, used to force a GC
 	// before each memory reading; without it neither side collects first.
 	PprofURL string
+	// OpsURL is the real server's operations listener (--ops-addr), whose
+	// /metrics give its memory.
+	OpsURL string
 	// Stderr receives warnings (nil: none).
 	Stderr io.Writer
 	// OnStart, OnSecond and OnRound, when set, are told of progress.
@@ -191,7 +195,7 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 			res.Pairs = append(res.Pairs, p)
 		}
 		if cfg.Push.Sockets > 0 {
-			real := load.MetricsMemory{Client: client, MetricsURL: base.JoinPath("/metrics").String(), PprofURL: cfg.PprofURL}
+			real := load.MetricsMemory{Client: client, MetricsURL: strings.TrimSuffix(cfg.OpsURL, "/") + "/metrics", PprofURL: cfg.PprofURL}
 			p, err := comparePush(ctx, client, queue, fl, room, real, cfg)
 			if err != nil {
 				return err

@@ -24,7 +24,7 @@ import (
 func BenchmarkStatusWithDashboards(b *testing.B) {
 	const roundTime, sockets, clients = 2 * time.Second, 100, 32
 	e := newEnv(b)
-	id := e.createRoom("bench", 60)
+	id := e.CreateRoom("bench", 60)
 	for range 64 {
 		e.call("POST", "/queue/bench/join", "", nil)
 	}
@@ -41,7 +41,7 @@ func BenchmarkStatusWithDashboards(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for i := g; time.Now().Before(stop); i += clients {
-					res, err := client.Get(e.srv.URL + "/queue/bench/status?number=" + strconv.Itoa(1+i%64))
+					res, err := client.Get(e.URL + "/queue/bench/status?number=" + strconv.Itoa(1+i%64))
 					if err != nil {
 						b.Error(err)
 						return

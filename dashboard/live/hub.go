@@ -20,6 +20,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
@@ -36,6 +37,10 @@ type Config struct {
 	// KeyRecheck overrides how often a socket opened with a key checks
 	// that the key still stands (default 30 s).
 	KeyRecheck time.Duration
+	// Auth checks credentials; nil builds one from Client, AdminHash and
+	// Hash. Give the admin API's, so that both share its cache and
+	// failure budget.
+	Auth *adminauth.Authenticator
 }
 
 const (
@@ -49,13 +54,12 @@ const (
 
 // Hub holds this node's dashboard sockets and their rooms' feeds.
 type Hub struct {
-	client    *node.Client
-	adminHash []byte
-	hash      func(string) []byte
-	log       *slog.Logger
-	now       func() time.Time
-	upgrader  websocket.Upgrader
-	sockets   atomic.Int64
+	client   *node.Client
+	auth     *adminauth.Authenticator
+	log      *slog.Logger
+	now      func() time.Time
+	upgrader websocket.Upgrader
+	sockets  atomic.Int64
 	// keyRecheck is how often key sockets check their key again.
 	keyRecheck time.Duration
 
@@ -66,7 +70,9 @@ type Hub struct {
 	wg     sync.WaitGroup
 }
 
-// New returns a hub; Register adds its route.
+// New returns a hub; Register adds its route. It panics when cfg has no
+// authenticator and none can be built (no Client or Hash): a wiring
+// mistake.
 func New(cfg Config) *Hub {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -77,7 +83,13 @@ func New(cfg Config) *Hub {
 	if cfg.KeyRecheck == 0 {
 		cfg.KeyRecheck = keyRecheck
 	}
-	return &Hub{client: cfg.Client, adminHash: cfg.AdminHash, hash: cfg.Hash, log: cfg.Logger, now: cfg.Now, keyRecheck: cfg.KeyRecheck,
+	if cfg.Auth == nil {
+		var err error
+		if cfg.Auth, err = adminauth.New(adminauth.Config{Directory: cfg.Client, AdminHash: cfg.AdminHash, Hash: cfg.Hash}); err != nil {
+			panic("live.New: " + err.Error())
+		}
+	}
+	return &Hub{client: cfg.Client, auth: cfg.Auth, log: cfg.Logger, now: cfg.Now, keyRecheck: cfg.KeyRecheck,
 		// Frames are JSON numbers in long runs; a dashboard's first frame
 		// carries half an hour of samples. Compression (when the browser
 		// offers it, as every current one does) shrinks them several
@@ -109,21 +121,27 @@ func (h *Hub) Close() {
 
 func (h *Hub) handleLive(c echo.Context) error {
 	id := c.Param("id")
+	if h.auth.RefuseLimited(c.Response(), c.Request()) {
+		return nil
+	}
 	conn, err := h.upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil // the upgrader has answered
 	}
 	h.sockets.Add(1)
 	defer h.sockets.Add(-1)
-	tok := adminws.OfferedToken(c.Request())
-	if tok == "" {
-		if tok, err = adminws.ReadAuth(conn); err != nil {
-			refuse(conn, err)
-			return nil
-		}
+	tok, err := adminws.Token(c.Request(), conn)
+	if err != nil {
+		refuse(conn, err)
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
-	err = h.authorize(ctx, tok, id)
+	p, err := h.auth.Authenticate(ctx, c.Request(), tok)
+	if err == nil {
+		err = h.authorize(ctx, p, id)
+	} else {
+		err = adminauth.SocketRefusal(err)
+	}
 	cancel()
 	if err != nil {
 		refuse(conn, err)
@@ -164,7 +182,12 @@ func (h *Hub) recheck(s *socket, tok, id string) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := h.authorize(ctx, tok, id)
+		p, err := h.auth.Principal(ctx, tok)
+		if err == nil {
+			err = h.authorize(ctx, p, id)
+		} else {
+			err = adminauth.SocketRefusal(err)
+		}
 		cancel()
 		if r, ok := err.(*adminws.Refusal); ok && r.Code != websocket.CloseTryAgainLater {
 			s.close(r.Code, r.Reason)

@@ -1,115 +1,63 @@
 package live_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/dashboard/live"
-	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 	"github.com/aditus-queue/aditus-queue/transport/api"
+	"github.com/aditus-queue/aditus-queue/transport/api/apitest"
 )
 
-const adminTok = "test-admin-token"
+const adminTok = apitest.AdminToken
 
 type env struct {
+	*apitest.Server
 	t   testing.TB
-	srv *httptest.Server
 	hub *live.Hub
 }
 
-// newEnv starts a real node (one member holding every role) on the
-// embedded log in a temporary directory, with the HTTP front and the live
-// hub on a loopback port.
+// newEnv starts a real node (apitest.Start) with the live hub on its
+// front.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	l, err := filelog.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := seal.NewSealer(make([]byte, seal.KeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: l, Sealer: sealer, Hash: seal.HashSecret,
-		Logger: log, Metrics: node.NewMetrics(reg)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := live.New(live.Config{Client: n.Client, AdminHash: seal.HashSecret(adminTok), Hash: seal.HashSecret, Logger: log,
-		KeyRecheck: 300 * time.Millisecond})
-	s := api.New(api.Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: seal.HashSecret(adminTok),
-		Hash: seal.HashSecret, Logger: log, Registry: reg, Extra: []func(*echo.Echo){hub.Register}})
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		hub.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-		_ = l.Close()
-	})
-	return &env{t: t, srv: srv, hub: hub}
+	var hub *live.Hub
+	s := apitest.Start(t, apitest.Options{Front: func(n *node.Node, c *api.Config) {
+		hub = live.New(live.Config{Client: n.Client, AdminHash: seal.HashSecret(adminTok), Hash: seal.HashSecret, Logger: c.Logger,
+			KeyRecheck: 300 * time.Millisecond})
+		t.Cleanup(hub.Close)
+		c.Extra = append(c.Extra, hub.Register)
+	}})
+	return &env{Server: s, t: t, hub: hub}
 }
 
+// call is Server.Call for requests that must succeed.
 func (e *env) call(method, path, auth string, body any) map[string]any {
 	e.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, e.srv.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+auth)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&m)
-	if res.StatusCode >= 300 {
-		e.t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, m)
+	st, m := e.Call(method, path, auth, body)
+	if st >= 300 {
+		e.t.Fatalf("%s %s: %d %v", method, path, st, m)
 	}
 	return m
-}
-
-func (e *env) createRoom(slug string, rate float64) string {
-	m := e.call("POST", "/api/admin/queue/sites", adminTok, map[string]any{"slug": slug, "name": "Sale " + slug,
-		"targetUrl": "https://shop.example.com/", "ratePerMinute": rate, "active": true})
-	return m["site"].(map[string]any)["id"].(string)
-}
-
-func (e *env) createKey(id string) string {
-	return e.call("POST", "/api/admin/queue/sites/"+id+"/keys", adminTok, map[string]any{"name": "ops"})["key"].(string)
 }
 
 // dial opens the live socket of room id offering protocols; query is
 // appended to the URL as is.
 func (e *env) dial(id, query string, protocols ...string) *websocket.Conn {
 	e.t.Helper()
-	u := "ws" + strings.TrimPrefix(e.srv.URL, "http") + "/api/admin/queue/sites/" + id + "/live" + query
+	u := "ws" + strings.TrimPrefix(e.URL, "http") + "/api/admin/queue/sites/" + id + "/live" + query
 	d := websocket.Dialer{Subprotocols: protocols, HandshakeTimeout: 5 * time.Second}
 	c, res, err := d.Dial(u, nil)
 	if err != nil {
@@ -154,7 +102,7 @@ func closeCode(t *testing.T, c *websocket.Conn) int {
 
 func TestLiveFrames(t *testing.T) {
 	e := newEnv(t)
-	id := e.createRoom("live", 1)
+	id := e.CreateRoom("live", 1)
 	c := e.dial(id, "", adminws.Subprotocol, "bearer."+adminTok)
 	f := readFrame(t, c)
 	if f.Type != "stats" || f.Room != id || f.Slug != "live" || f.Name != "Sale live" || !f.Active ||
@@ -208,7 +156,7 @@ func TestLiveFrames(t *testing.T) {
 // fewer bytes on the wire than the frame it reads.
 func TestLiveFramesCompressed(t *testing.T) {
 	e := newEnv(t)
-	id := e.createRoom("deflate", 1)
+	id := e.CreateRoom("deflate", 1)
 	for range 3 {
 		e.call("POST", "/queue/deflate/join", "", nil)
 	}
@@ -222,7 +170,7 @@ func TestLiveFramesCompressed(t *testing.T) {
 			}
 			return &countingConn{Conn: c, read: &wire}, nil
 		}}
-	c, res, err := d.Dial("ws"+strings.TrimPrefix(e.srv.URL, "http")+"/api/admin/queue/sites/"+id+"/live", nil)
+	c, res, err := d.Dial("ws"+strings.TrimPrefix(e.URL, "http")+"/api/admin/queue/sites/"+id+"/live", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,9 +213,9 @@ func (c *countingConn) Read(p []byte) (int, error) {
 
 func TestLiveAuth(t *testing.T) {
 	e := newEnv(t)
-	id := e.createRoom("mine", 60)
-	other := e.createRoom("theirs", 60)
-	key, otherKey := e.createKey(id), e.createKey(other)
+	id := e.CreateRoom("mine", 60)
+	other := e.CreateRoom("theirs", 60)
+	key, otherKey := e.CreateKey(id), e.CreateKey(other)
 	sendAuth := func(c *websocket.Conn, tok string) {
 		if err := c.WriteJSON(map[string]string{"type": "auth", "token": tok}); err != nil {
 			t.Fatal(err)
@@ -294,7 +242,7 @@ func TestLiveAuth(t *testing.T) {
 		k := e.call("POST", "/api/admin/queue/sites/"+id+"/keys", adminTok, map[string]any{"name": "temp"})
 		c := e.dial(id, "", adminws.Subprotocol, "bearer."+k["key"].(string))
 		readFrame(t, c)
-		req, _ := http.NewRequest("DELETE", e.srv.URL+"/api/admin/queue/sites/"+id+"/keys/"+k["id"].(string), nil)
+		req, _ := http.NewRequest("DELETE", e.URL+"/api/admin/queue/sites/"+id+"/keys/"+k["id"].(string), nil)
 		req.Header.Set("Authorization", "Bearer "+adminTok)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil || res.StatusCode != http.StatusNoContent {

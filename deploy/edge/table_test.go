@@ -94,7 +94,7 @@ func mintTokens(t *testing.T, r room, now time.Time) tokens {
 		{name: "expired", raw: mint(secret, r.slug, now.Add(-11*time.Minute))},
 		{name: "wrong audience", raw: mint(secret, "another-slug", now)},
 		{name: "other room", raw: mint([]byte(other.secret), other.slug, now)},
-		{name: "forged signature", raw: mint([]byte("not the secret"), r.slug, now)},
+		{name: "forged signature", raw: mint([]byte("not the secret of this room"), r.slug, now)},
 		{name: "tampered claims", raw: tamper(valid)},
 		{name: "alg none", raw: handmade(map[string]any{"alg": "none", "typ": "JWT"}, claims, nil)},
 		{name: "alg none with HS256 signature", raw: handmade(map[string]any{"alg": "none", "typ": "JWT"}, claims, secret), ours: true},

@@ -1,24 +1,18 @@
 package grafana
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/aditus-queue/aditus-queue/actors/node"
-	"github.com/aditus-queue/aditus-queue/persistence/filelog"
-	"github.com/aditus-queue/aditus-queue/persistence/seal"
-	"github.com/aditus-queue/aditus-queue/transport/api"
+	"github.com/aditus-queue/aditus-queue/transport/api/apitest"
 )
 
 // exprs collects every "expr" and "query" string of the dashboard.
@@ -65,36 +59,8 @@ func TestDashboardMetricsExist(t *testing.T) {
 		}
 	}
 
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := filelog.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	sealer, _ := seal.NewSealer(make([]byte, seal.KeySize))
-	reg := prometheus.NewRegistry()
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: l, Sealer: sealer, Hash: seal.HashSecret,
-		Logger: log, Metrics: node.NewMetrics(reg)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-	}()
-	srv := httptest.NewServer(api.New(api.Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: seal.HashSecret("admin"),
-		Hash: seal.HashSecret, Logger: log, Registry: reg}).Handler())
-	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/api/admin/queue/sites",
-		strings.NewReader(`{"slug":"grafana-sale","name":"G","ratePerMinute":1,"active":true}`))
-	req.Header.Set("Authorization", "Bearer admin")
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != 201 {
-		t.Fatalf("create room: %v %v", res, err)
-	}
-	res.Body.Close()
+	srv := apitest.Start(t, apitest.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv.CreateRoom("grafana-sale", 1)
 	for range 3 {
 		if res, err := http.Post(srv.URL+"/queue/grafana-sale/join", "application/json", nil); err == nil {
 			res.Body.Close()
@@ -102,7 +68,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		res, err := http.Get(srv.URL + "/metrics")
+		res, err := http.Get(srv.OpsURL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}

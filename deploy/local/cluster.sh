@@ -21,6 +21,8 @@
 #   HTTP            front P, members P+1..P+3
 #   cluster remote  front P+10, members P+11..P+13
 #   cluster health  members P+21..P+23 (the automanaged provider's peers)
+#   operations      front P+30, members P+31..P+33 (/metrics, /queue/healthz,
+#                   pprof; unless AQ_OPS_ADDR is set for every node)
 #
 # Environment:
 #   AQ_CLUSTER_DIR   state: binary, pids, logs, data dirs, master key
@@ -109,13 +111,14 @@ launch() {
 	local args=(serve --addr "127.0.0.1:$((P + i))" --public-url "$(url "$n")" --data-dir "$DIR/$n"
 		--log kafka --kafka-brokers "127.0.0.1:$KPORT"
 		--cluster-host 127.0.0.1 --cluster-port $((P + 10 + i)) --peers "$PEERS")
+	[[ -n ${AQ_OPS_ADDR:-} ]] || args+=(--ops-addr "127.0.0.1:$((P + 30 + i))")
 	if [[ $n == front ]]; then
 		args+=(--roles front)
 	else
 		args+=(--roles "front,actor" --cluster-health "127.0.0.1:$((P + 20 + i))")
 	fi
 	local port
-	for port in $((P + i)) $((P + 10 + i)) $([[ $n == front ]] || echo $((P + 20 + i))); do
+	for port in $((P + i)) $((P + 10 + i)) $([[ -n ${AQ_OPS_ADDR:-} ]] || echo $((P + 30 + i))) $([[ $n == front ]] || echo $((P + 20 + i))); do
 		answers "$port" && die "127.0.0.1:$port (for $n) is already taken by another process"
 	done
 	mkdir -p "$DIR/$n"

@@ -23,6 +23,8 @@
 #   AQ_KAFKA_DATA             data, config, pid and logs (default <home>/data)
 #   AQ_KAFKA_HEAP             JVM heap (default 512m)
 #   AQ_KAFKA_START_TIMEOUT    seconds start waits for the broker to answer (default 90)
+#   AQ_KAFKA_RETENTION_CHECK_MS  how often the broker drops expired segments
+#                             (default 300000, Kafka's; the tests use 1000)
 #   JAVA_HOME                 Java runtime to use (default: java on PATH; 17 or newer)
 set -euo pipefail
 
@@ -33,6 +35,7 @@ KHOME=${AQ_KAFKA_HOME:-$HOME/.cache/aditus-queue/kafka-$VERSION}
 DATA=${AQ_KAFKA_DATA:-$KHOME/data}
 HEAP=${AQ_KAFKA_HEAP:-512m}
 START_TIMEOUT=${AQ_KAFKA_START_TIMEOUT:-90}
+RETENTION_CHECK_MS=${AQ_KAFKA_RETENTION_CHECK_MS:-300000}
 
 JAVA_BIN=${JAVA_HOME:+$JAVA_HOME/bin/}java
 
@@ -133,6 +136,7 @@ num.io.threads=4
 background.threads=4
 log.cleaner.threads=1
 log.cleaner.dedupe.buffer.size=16777216
+log.retention.check.interval.ms=$RETENTION_CHECK_MS
 EOF
 	if [[ $VERSION == 3.* ]]; then
 		cat >"$DATA/log4j.properties" <<EOF

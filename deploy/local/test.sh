@@ -50,6 +50,9 @@ trap cleanup EXIT
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 	echo "== starting Kafka"
 	export AQ_KAFKA_PORT=${AQ_KAFKA_PORT:-19092}
+	# Expired segments go within a second, so the retention test sees the
+	# broker drop them.
+	export AQ_KAFKA_RETENTION_CHECK_MS=${AQ_KAFKA_RETENTION_CHECK_MS:-1000}
 	if ! deploy/local/kafka.sh status >/dev/null 2>&1; then
 		deploy/local/kafka.sh start
 		started_kafka=1

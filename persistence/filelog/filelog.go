@@ -9,11 +9,11 @@
 // rooms that arrive while an fsync is in flight are written together and
 // made durable by the next single fsync.
 //
-// Open scans the segments once and keeps, per stream, the place of each of
-// its frames (24 bytes a frame in memory), so Replay reads only the stream's
-// own frames, never other streams' data, and a read back from a recent
-// offset costs what was appended since. Adjacent frames of a stream are read
-// with one read.
+// Open scans the segments once and keeps, per stream, a sparse index of its
+// frames (index.go: one entry per block of up to 64 frames, about 5 bytes a
+// frame in memory), so Replay reads only the stream's own frames, never
+// other streams' data, and a read back from a recent offset costs what was
+// appended since. Adjacent frames of a stream are read with one read.
 //
 // Crashes. A record is fsynced before Append returns. A crash can only tear
 // what was not yet fsynced, which is the end of the last segment, so there
@@ -72,8 +72,11 @@ var (
 type Log struct {
 	dir      string
 	segLimit int64
+	fs       FS
+	now      func() time.Time
 	lock     *os.File
-	syncs    atomic.Int64 // batches fsynced, for tests and benchmarks
+	failedCh chan struct{} // closed when failed is set
+	syncs    atomic.Int64  // batches fsynced, for tests and benchmarks
 
 	wake chan struct{} // capacity 1: work is pending for the flusher
 	quit chan struct{} // closed by Close
@@ -89,6 +92,16 @@ type Log struct {
 	tailPos int64               // size of tailSeg counting pending frames
 	failed  error               // first write or fsync failure; sticky
 	closed  bool
+	segTime map[uint32]time.Time // when each segment was last written
+	sealed  uint32               // segments below it are whole and fsynced
+
+	// retMu lets retention replace or remove a segment while no Replay
+	// reads one (Replay holds it shared).
+	retMu      sync.RWMutex
+	retainMu   sync.Mutex // one retention pass at a time
+	retention  time.Duration
+	retainDone chan struct{} // closed when the retention loop has exited
+	readOnly   bool          // opened by Inspect: no lock, no writes
 
 	// Owned by the flusher (and by Open before the flusher starts).
 	active    *os.File
@@ -98,8 +111,9 @@ type Log struct {
 
 // stream is what the log knows of one stream.
 type stream struct {
-	next   int64   // next offset to hand out, pending appends included
-	frames []frame // durable frames, in offset order; entries never change once appended
+	next int64 // next offset to hand out, pending appends included
+	idx  index // durable frames
+	snap int64 // offset the stored snapshot covers; -1 without one
 
 	snapMu sync.Mutex // serialises SaveSnapshot, so the last call's snapshot is the one left
 }
@@ -131,10 +145,59 @@ type pendingFrame struct {
 // scans every segment to rebuild the index, so it takes time in proportion
 // to the size of the log, and cuts a torn tail off the last segment.
 func Open(dir string) (*Log, error) {
-	return open(dir, defaultSegmentSize)
+	return OpenOptions(dir, Options{})
 }
 
-func open(dir string, segLimit int64) (*Log, error) {
+// Options are the log's settings; the zero value is the default.
+type Options struct {
+	// SegmentSize is the size at which a segment is closed and the next
+	// begun (default 64 MiB).
+	SegmentSize int64
+	// FS is the write path's file system (default: the operating
+	// system's). Tests inject failures through it.
+	FS FS
+	// Retention is how long records stay after a snapshot of their stream
+	// covers them (retention.go); zero keeps every record.
+	Retention time.Duration
+	// Now is the clock retention reads (default time.Now).
+	Now func() time.Time
+}
+
+// FS is the seam through which the log writes and fsyncs its segments.
+type FS interface {
+	Write(f *os.File, b []byte) (int, error)
+	Sync(f *os.File) error
+}
+
+type osFS struct{}
+
+func (osFS) Write(f *os.File, b []byte) (int, error) { return f.Write(b) }
+func (osFS) Sync(f *os.File) error                   { return f.Sync() }
+
+// OpenOptions is Open with settings.
+func OpenOptions(dir string, o Options) (*Log, error) {
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = defaultSegmentSize
+	}
+	if o.FS == nil {
+		o.FS = osFS{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	l, err := open(dir, o.SegmentSize, o.FS, o.Now)
+	if err != nil {
+		return nil, err
+	}
+	if o.Retention > 0 {
+		l.retention = o.Retention
+		l.retainDone = make(chan struct{})
+		go l.retainLoop()
+	}
+	return l, nil
+}
+
+func open(dir string, segLimit int64, fsys FS, clock func() time.Time) (*Log, error) {
 	if err := os.MkdirAll(filepath.Join(dir, snapshotDir), 0o700); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
@@ -145,12 +208,16 @@ func open(dir string, segLimit int64) (*Log, error) {
 	l := &Log{
 		dir:      dir,
 		segLimit: segLimit,
+		fs:       fsys,
+		now:      clock,
 		lock:     lock,
+		failedCh: make(chan struct{}),
 		wake:     make(chan struct{}, 1),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		streams:  map[string]*stream{},
 		segs:     map[uint32]*os.File{},
+		segTime:  map[uint32]time.Time{},
 	}
 	if err := l.load(); err != nil {
 		for _, f := range l.segs {
@@ -159,7 +226,7 @@ func open(dir string, segLimit int64) (*Log, error) {
 		lock.Close()
 		return nil, err
 	}
-	if err := removeTempSnapshots(dir); err != nil {
+	if err := errors.Join(removeTempSnapshots(dir), removeTempSegments(dir)); err != nil {
 		for _, f := range l.segs {
 			f.Close()
 		}
@@ -181,7 +248,7 @@ func (l *Log) newBatchLocked() *batch {
 func (l *Log) streamLocked(name string) *stream {
 	s := l.streams[name]
 	if s == nil {
-		s = &stream{}
+		s = &stream{snap: -1}
 		l.streams[name] = s
 	}
 	return s
@@ -339,10 +406,13 @@ func (l *Log) flush() (n, queued int, took time.Duration) {
 	if err != nil {
 		if l.failed == nil {
 			l.failed = err
+			close(l.failedCh)
 		}
 	} else {
+		now := l.now()
 		for _, p := range b.frames {
-			p.s.frames = append(p.s.frames, p.f)
+			p.s.idx.add(p.f)
+			l.segTime[p.f.seg] = now
 		}
 	}
 	queued = len(l.pend.frames)
@@ -375,13 +445,13 @@ func (l *Log) write(b *batch) error {
 		}
 		last := b.frames[j-1]
 		chunk := b.buf[b.frames[i].off : last.off+int(last.f.size)]
-		if _, err := l.active.Write(chunk); err != nil {
+		if _, err := l.fs.Write(l.active, chunk); err != nil {
 			return fmt.Errorf("write segment %s: %w", l.active.Name(), err)
 		}
 		l.activePos += int64(len(chunk))
 		i = j
 	}
-	if err := syncFile(l.active); err != nil {
+	if err := l.fs.Sync(l.active); err != nil {
 		return fmt.Errorf("sync segment %s: %w", l.active.Name(), err)
 	}
 	l.syncs.Add(1)
@@ -395,7 +465,7 @@ func (l *Log) write(b *batch) error {
 
 // roll fsyncs the active segment and starts segment seg.
 func (l *Log) roll(seg uint32) error {
-	if err := syncFile(l.active); err != nil {
+	if err := l.fs.Sync(l.active); err != nil {
 		return fmt.Errorf("sync segment %s: %w", l.active.Name(), err)
 	}
 	f, err := createSegment(l.dir, seg)
@@ -404,6 +474,7 @@ func (l *Log) roll(seg uint32) error {
 	}
 	l.mu.Lock()
 	l.segs[seg] = f
+	l.sealed = seg
 	l.mu.Unlock()
 	l.active, l.activeSeg, l.activePos = f, seg, headerSize
 	return nil
@@ -413,43 +484,63 @@ func (l *Log) roll(seg uint32) error {
 // checks each one's CRC again, and never delivers a record from a damaged
 // frame: it stops with an error wrapping ErrCorrupt. fn may keep r.Data.
 func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(persistence.Record) error) (int64, error) {
+	l.retMu.RLock()
+	defer l.retMu.RUnlock()
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return after, fmt.Errorf("replay %s: %w", name, ErrClosed)
 	}
-	var frames []frame
+	var v view
 	if s := l.streams[name]; s != nil {
-		frames = s.frames // entries below len never change: safe to read unlocked
+		v = s.idx.viewLocked()
 	}
 	l.mu.Unlock()
 
-	i := sort.Search(len(frames), func(i int) bool {
-		return frames[i].first+int64(frames[i].count)-1 > after
-	})
+	bi := v.from(after)
 	last := after
 	// rest is what is left to read. The slab is sized to it, up to
 	// readChunk, so a read-back of one small frame after a write (the
 	// grains do one per write) does not allocate a whole chunk.
 	var rest int64
-	for _, fr := range frames[i:] {
-		rest += int64(fr.size)
+	for i := bi; i < v.len(); i++ {
+		rest += int64(v.at(i).bytes)
 	}
 	var slab []byte
-	for i < len(frames) {
-		if err := ctx.Err(); err != nil {
-			return last, fmt.Errorf("replay %s: %w (%w)", name, persistence.ErrUnavailable, err)
+	var fbuf [blockFrames]frame
+	for ; bi < v.len(); bi++ {
+		frames := v.at(bi).frames(fbuf[:0])
+		i := sort.Search(len(frames), func(i int) bool {
+			return frames[i].first+int64(frames[i].count)-1 > after
+		})
+		for _, fr := range frames[:i] {
+			rest -= int64(fr.size)
 		}
-		// Read the run of frames that lie next to each other at once.
+		var err error
+		if last, slab, rest, err = l.replayFrames(ctx, name, frames[i:], after, last, slab, rest, fn); err != nil {
+			return last, err
+		}
+	}
+	return last, nil
+}
+
+// replayFrames delivers the records above after of frames, which lie in one
+// segment, reading each run of adjacent frames at once. It returns the last
+// offset delivered and what is left of slab and rest.
+func (l *Log) replayFrames(ctx context.Context, name string, frames []frame, after, last int64, slab []byte, rest int64,
+	fn func(persistence.Record) error) (int64, []byte, int64, error) {
+	for i := 0; i < len(frames); {
+		if err := ctx.Err(); err != nil {
+			return last, slab, rest, fmt.Errorf("replay %s: %w (%w)", name, persistence.ErrUnavailable, err)
+		}
 		j, n := i+1, int64(frames[i].size)
-		for j < len(frames) && frames[j].seg == frames[i].seg &&
-			int64(frames[j].pos) == int64(frames[i].pos)+n && n+int64(frames[j].size) <= readChunk {
+		for j < len(frames) && int64(frames[j].pos) == int64(frames[i].pos)+n && n+int64(frames[j].size) <= readChunk {
 			n += int64(frames[j].size)
 			j++
 		}
 		f, err := l.segment(frames[i].seg)
 		if err != nil {
-			return last, fmt.Errorf("replay %s: %w", name, err)
+			return last, slab, rest, fmt.Errorf("replay %s: %w", name, err)
 		}
 		// Records handed to fn point into buf, so it is carved from slab
 		// and never reused.
@@ -460,12 +551,12 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 		slab = slab[n:]
 		rest -= n
 		if _, err := f.ReadAt(buf, int64(frames[i].pos)); err != nil {
-			return last, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
+			return last, slab, rest, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
 		}
 		for _, fr := range frames[i:j] {
 			fb, err := checkFrame(buf[:fr.size], name, fr)
 			if err != nil {
-				return last, fmt.Errorf("replay %s: segment %d at %d: %w: %w", name, fr.seg, fr.pos, ErrCorrupt, err)
+				return last, slab, rest, fmt.Errorf("replay %s: segment %d at %d: %w: %w", name, fr.seg, fr.pos, ErrCorrupt, err)
 			}
 			buf = buf[fr.size:]
 			p := fb.records
@@ -476,14 +567,14 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 					continue
 				}
 				if err := fn(persistence.Record{Offset: off, Data: data}); err != nil {
-					return last, err
+					return last, slab, rest, err
 				}
 				last = off
 			}
 		}
 		i = j
 	}
-	return last, nil
+	return last, slab, rest, nil
 }
 
 // checkFrame verifies a frame read back against what the index says of it.
@@ -521,6 +612,19 @@ func (l *Log) segment(seg uint32) (*os.File, error) {
 	return f, nil
 }
 
+// Failed is closed when a write or fsync has failed: no later Append can
+// succeed, and what the failed flush carried may or may not be on disk.
+// Err says why. The process must end and reopen the log, which cuts what a
+// failed write left at the tail.
+func (l *Log) Failed() <-chan struct{} { return l.failedCh }
+
+// Err is the failure that closed Failed, or nil.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
 // Close flushes the appends already accepted, waits for their fsync and
 // releases the directory. It returns an error when a write or fsync failed
 // since Open. Calls after Close fail with ErrClosed.
@@ -534,6 +638,9 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	close(l.quit)
 	<-l.done
+	if l.retainDone != nil {
+		<-l.retainDone
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -552,4 +659,7 @@ func (l *Log) Close() error {
 	return errors.Join(errs...)
 }
 
-var _ persistence.Log = (*Log)(nil)
+var (
+	_ persistence.Log    = (*Log)(nil)
+	_ persistence.Failer = (*Log)(nil)
+)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/logtest"
@@ -38,9 +39,30 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+func TestRetentionConformance(t *testing.T) {
+	clock := newFakeClock()
+	logtest.RunRetention(t, func(t *testing.T) persistence.Log {
+		l, err := OpenOptions(t.TempDir(), Options{SegmentSize: 1 << 10, Retention: time.Hour, Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}, logtest.Retention{KeepsUncovered: true, Expire: func(t *testing.T, l persistence.Log) {
+		fl := l.(*Log)
+		before, _ := fl.DiskBytes()
+		clock.Add(2 * time.Hour)
+		if _, err := fl.Retain(); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := fl.DiskBytes(); after >= before {
+			t.Fatalf("retention dropped nothing: %d bytes before, %d after", before, after)
+		}
+	}})
+}
+
 func mustOpen(t testing.TB, dir string, segLimit int64) *Log {
 	t.Helper()
-	l, err := open(dir, segLimit)
+	l, err := open(dir, segLimit, osFS{}, time.Now)
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)
 	}
@@ -150,7 +172,7 @@ func TestBatchIsOneFrame(t *testing.T) {
 	if fmt.Sprint(offs) != "[0 1 2]" {
 		t.Fatalf("got offsets %v, want [0 1 2]", offs)
 	}
-	if n := len(l.streams["r"].frames); n != 1 {
+	if n := l.streams["r"].idx.frameCount(); n != 1 {
 		t.Fatalf("got %d frames, want 1", n)
 	}
 	var got []string

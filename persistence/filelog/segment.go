@@ -48,6 +48,9 @@ func (l *Log) load() error {
 	if err != nil {
 		return err
 	}
+	if len(segs) == 0 && l.readOnly {
+		return fmt.Errorf("open log %s: no segment", l.dir)
+	}
 	if len(segs) == 0 {
 		f, err := createSegment(l.dir, 1)
 		if err != nil {
@@ -65,20 +68,42 @@ func (l *Log) load() error {
 		l.tailSeg, l.tailPos = 1, headerSize
 		return nil
 	}
+	// Retention removes segments from the front only (retention.go), so
+	// the first may be any number, but none may be missing after it.
+	if err := l.loadSnapshotOffsets(); err != nil {
+		return err
+	}
 	for i, seg := range segs {
 		if i > 0 && seg != segs[i-1]+1 {
 			return fmt.Errorf("open log %s: segment %d missing: %w", l.dir, segs[i-1]+1, ErrCorrupt)
 		}
-		f, err := os.OpenFile(segmentPath(l.dir, seg), os.O_RDWR, 0)
+		flag := os.O_RDWR
+		if l.readOnly {
+			flag = os.O_RDONLY
+		}
+		f, err := os.OpenFile(segmentPath(l.dir, seg), flag, 0)
 		if err != nil {
 			return fmt.Errorf("open log %s: %w", l.dir, err)
 		}
 		l.segs[seg] = f
+		if st, err := f.Stat(); err == nil {
+			l.segTime[seg] = st.ModTime()
+		}
 		end, err := l.scan(f, seg, i == len(segs)-1)
 		if err != nil {
 			return err
 		}
 		l.active, l.activeSeg, l.activePos = f, seg, end
+	}
+	for _, s := range l.streams {
+		// A stream whose every frame retention dropped goes on after its
+		// snapshot, never from 0 again.
+		s.next = max(s.next, s.snap+1)
+	}
+	l.sealed = l.activeSeg
+	if l.readOnly {
+		l.tailSeg, l.tailPos, l.sealed = l.activeSeg, l.activePos, l.activeSeg
+		return nil
 	}
 	if _, err := l.active.Seek(l.activePos, io.SeekStart); err != nil {
 		return fmt.Errorf("open log %s: %w", l.dir, err)
@@ -102,6 +127,9 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr) != segmentMagic {
 		if last && (size < headerSize || allZero(f, size)) {
 			// Created but never fully written before a crash.
+			if l.readOnly {
+				return headerSize, nil
+			}
 			return l.reset(f, seg)
 		}
 		return 0, fmt.Errorf("open log %s: segment %d: no segment header: %w", l.dir, seg, ErrCorrupt)
@@ -146,12 +174,17 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 		if s == nil {
 			s = l.streamLocked(string(fb.stream))
 		}
+		if fb.first != s.next && s.idx.frameCount() == 0 && s.next == 0 && fb.first <= s.snap+1 {
+			// The stream's first frame left after retention dropped the
+			// ones its snapshot covers.
+			s.next = fb.first
+		}
 		if fb.first != s.next {
 			// Whole and checksummed, yet out of order: not a torn write.
 			return 0, fmt.Errorf("open log %s: segment %d at %d: stream %q jumps from offset %d to %d: %w",
 				l.dir, seg, pos, fb.stream, s.next, fb.first, ErrCorrupt)
 		}
-		s.frames = append(s.frames, frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
+		s.idx.add(frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
 		s.next += int64(fb.count)
 		pos += int64(len(fr))
 	}
@@ -160,6 +193,9 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 	}
 	if !last {
 		return 0, fmt.Errorf("open log %s: segment %d at %d: %w: %w", l.dir, seg, pos, ErrCorrupt, why)
+	}
+	if l.readOnly {
+		return pos, nil // a torn tail, or a frame being written now
 	}
 	return l.cut(f, seg, pos)
 }

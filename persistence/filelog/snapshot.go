@@ -73,10 +73,21 @@ func (l *Log) SaveSnapshot(ctx context.Context, name string, snap persistence.Sn
 
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
+	l.mu.Lock()
+	older := snap.Offset < s.snap
+	l.mu.Unlock()
+	if older {
+		// Retention may have dropped what lies between the two: the
+		// newer snapshot stays.
+		return nil
+	}
 	dir := filepath.Join(l.dir, snapshotDir)
 	if err := writeSnapshot(dir, name, snap); err != nil {
 		return fmt.Errorf("save snapshot of %s: %w", name, err)
 	}
+	l.mu.Lock()
+	s.snap = snap.Offset
+	l.mu.Unlock()
 	return nil
 }
 
@@ -140,23 +151,59 @@ func (l *Log) LoadSnapshot(ctx context.Context, name string) (persistence.Snapsh
 }
 
 func decodeSnapshot(b []byte, name string) (persistence.Snapshot, bool) {
-	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
+	stream, snap, ok := decodeSnapshotFile(b)
+	if !ok || stream != name {
 		return persistence.Snapshot{}, false
+	}
+	return snap, true
+}
+
+// decodeSnapshotFile decodes a snapshot file and the stream it belongs to.
+func decodeSnapshotFile(b []byte) (string, persistence.Snapshot, bool) {
+	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return "", persistence.Snapshot{}, false
 	}
 	crc := binary.LittleEndian.Uint32(b[len(snapshotMagic):])
 	body := b[len(snapshotMagic)+4:]
 	if crc32.Checksum(body, castagnoli) != crc {
-		return persistence.Snapshot{}, false
+		return "", persistence.Snapshot{}, false
 	}
 	sl, n := binary.Uvarint(body)
-	if n <= 0 || sl > uint64(len(body)-n) || string(body[n:n+int(sl)]) != name {
-		return persistence.Snapshot{}, false
+	if n <= 0 || sl > uint64(len(body)-n) {
+		return "", persistence.Snapshot{}, false
 	}
+	stream := string(body[n : n+int(sl)])
 	body = body[n+int(sl):]
 	if len(body) < 8 {
-		return persistence.Snapshot{}, false
+		return "", persistence.Snapshot{}, false
 	}
-	return persistence.Snapshot{Offset: int64(binary.LittleEndian.Uint64(body)), Data: body[8:]}, true
+	return stream, persistence.Snapshot{Offset: int64(binary.LittleEndian.Uint64(body)), Data: body[8:]}, true
+}
+
+// loadSnapshotOffsets reads which offset each stored snapshot covers: what
+// retention may drop, and where a stream whose frames were all dropped goes
+// on. A snapshot file that does not decode covers nothing.
+func (l *Log) loadSnapshotOffsets() error {
+	dir := filepath.Join(l.dir, snapshotDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", l.dir, err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), snapshotExt) || strings.HasPrefix(e.Name(), tempPrefix) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return fmt.Errorf("open log %s: %w", l.dir, err)
+		}
+		stream, snap, ok := decodeSnapshotFile(b)
+		if !ok || snapshotFile(stream) != e.Name() {
+			continue
+		}
+		l.streamLocked(stream).snap = snap.Offset
+	}
+	return nil
 }
 
 // removeTempSnapshots deletes what a crash left of unfinished snapshots.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
@@ -21,7 +22,7 @@ func tornLog(t *testing.T) (dir, seg string, lastFrame int64) {
 		appendRecords(t, l, "a", i, i+1)
 		appendRecords(t, l, "b", i, i+1)
 	}
-	fr := l.streams["b"].frames[19]
+	fr, _ := l.streams["b"].idx.viewLocked().lookup(19, nil)
 	mustClose(t, l)
 	return dir, segmentPath(dir, fr.seg), int64(fr.pos)
 }
@@ -150,7 +151,7 @@ func TestDamageBeforeTheTailIsAnError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := build(t)
 			tc.damage(t, dir)
-			l, err := open(dir, 300)
+			l, err := open(dir, 300, osFS{}, time.Now)
 			if err == nil {
 				l.Close()
 				t.Fatal("open succeeded")
@@ -235,7 +236,7 @@ func FuzzOpen(f *testing.F) {
 		if err := os.WriteFile(segmentPath(dir, 1), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		l, err := open(dir, 1<<12)
+		l, err := open(dir, 1<<12, osFS{}, time.Now)
 		if err != nil {
 			return
 		}

@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -77,6 +78,16 @@ type Config struct {
 	// past it Append fails at once with ErrUnavailable instead of queueing
 	// without bound while the broker is slow. Default 64 MiB.
 	MaxPendingBytes int
+
+	// Retention is the events topic's retention.ms when Open creates it
+	// (zero: for ever). Kafka drops by age alone, so every stream must be
+	// snapshotted within it (persistence.Log, retention). An existing topic
+	// keeps its own; Open warns when it differs.
+	Retention time.Duration
+
+	// Logger receives the warning about a differing retention (default
+	// slog.Default()).
+	Logger *slog.Logger
 }
 
 func (c *Config) setDefaults() error {
@@ -112,6 +123,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MaxPendingBytes <= 0 {
 		c.MaxPendingBytes = 64 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 	return nil
 }
@@ -166,6 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		transport.CloseIdleConnections()
 		return nil, err
 	}
+	l.checkRetention(ctx)
 	l.events = l.newWriters(cfg.EventsTopic, parts[cfg.EventsTopic])
 	l.snapshots = l.newWriters(cfg.SnapshotsTopic, parts[cfg.SnapshotsTopic])
 	for i := 0; i < max(len(l.events), len(l.snapshots)); i++ {
@@ -191,10 +206,11 @@ func (l *Log) createTopics(ctx context.Context) (map[string]int, error) {
 		}
 	}
 	req := &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
-		// Events are the rooms' history: never expire them.
+		// Events are the rooms' history since their snapshots: they expire
+		// after the retention window.
 		topic(l.cfg.EventsTopic,
 			kafka.ConfigEntry{ConfigName: "cleanup.policy", ConfigValue: "delete"},
-			kafka.ConfigEntry{ConfigName: "retention.ms", ConfigValue: "-1"},
+			kafka.ConfigEntry{ConfigName: "retention.ms", ConfigValue: retentionMS(l.cfg.Retention)},
 			kafka.ConfigEntry{ConfigName: "retention.bytes", ConfigValue: "-1"}),
 		// Only the latest snapshot of a stream matters. Short segments let
 		// the cleaner compact soon, which keeps LoadSnapshot's scan short.

@@ -34,11 +34,14 @@ func (l *Log) Replay(ctx context.Context, stream string, after int64, fn func(pe
 	tp := topicPartition{l.cfg.EventsTopic, l.writerFor(l.events, stream).partition}
 	last := after
 	err := l.withConn(ctx, tp, func(c *kafka.Conn, touched *bool) error {
-		hwm, err := c.ReadLastOffset()
+		// Start no lower than the partition's first offset: below it,
+		// where retention has dropped the head, the broker's answer is not
+		// always one kafka-go reads as OffsetOutOfRange.
+		first, hwm, err := c.ReadOffsets()
 		if err != nil {
-			return fmt.Errorf("read high watermark: %w", err)
+			return fmt.Errorf("read offsets: %w", err)
 		}
-		return l.readRange(ctx, c, max(after+1, last+1), hwm, func(m kafka.Message) error {
+		return l.readRange(ctx, c, max(after+1, last+1, first), hwm, func(m kafka.Message) error {
 			*touched = true
 			if string(m.Key) != stream {
 				return nil

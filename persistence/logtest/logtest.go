@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,4 +200,78 @@ func replayAll(t *testing.T, ctx context.Context, l persistence.Log, s string, a
 		t.Fatalf("replay %s: %v", s, err)
 	}
 	return got
+}
+
+// Retention describes how a log drops what its snapshots cover.
+type Retention struct {
+	// Expire makes the log's retention window pass for every record
+	// written so far and runs its retention; nil when the test cannot
+	// (the suite then checks that nothing the contract keeps is lost).
+	Expire func(t *testing.T, l persistence.Log)
+	// KeepsUncovered is true for a log that never drops a record no
+	// snapshot covers (the embedded log), false for one that drops by age
+	// alone (Kafka).
+	KeepsUncovered bool
+}
+
+// RunRetention checks the contract of retention: after the window, a
+// stream replayed after its snapshot is whole, replayed from the start it
+// is an unbroken suffix, and later appends take higher offsets.
+func RunRetention(t *testing.T, open func(t *testing.T) persistence.Log, r Retention) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l := open(t)
+	defer l.Close()
+	s := fmt.Sprintf("room-retention-%d", time.Now().UnixNano())
+	quiet := s + "-quiet"
+	rec := func(i int) string { return fmt.Sprintf("%s-%04d-%s", s, i, strings.Repeat("r", 40)) }
+	mustAppend(t, ctx, l, quiet, "q0", "q1", "q2")
+	var offs []int64
+	for i := 0; i < 200; i += 10 {
+		var batch []string
+		for k := i; k < i+10; k++ {
+			batch = append(batch, rec(k))
+		}
+		offs = append(offs, mustAppend(t, ctx, l, s, batch...)...)
+	}
+	snapAt := offs[149]
+	if err := l.SaveSnapshot(ctx, s, persistence.Snapshot{Offset: snapAt, Data: []byte("state at 149")}); err != nil {
+		t.Fatal(err)
+	}
+	if r.Expire != nil {
+		r.Expire(t, l)
+	}
+	tail := replayAll(t, ctx, l, s, snapAt)
+	if len(tail) != 50 {
+		t.Fatalf("after the snapshot: got %d records, want 50", len(tail))
+	}
+	for i, got := range tail {
+		if string(got.Data) != rec(150+i) || got.Offset != offs[150+i] {
+			t.Fatalf("after the snapshot, record %d: got %q at %d, want %q at %d", i, got.Data, got.Offset, rec(150+i), offs[150+i])
+		}
+	}
+	all := replayAll(t, ctx, l, s, -1)
+	if len(all) < 50 {
+		t.Fatalf("from the start: got %d records, want at least the 50 after the snapshot", len(all))
+	}
+	first := len(offs) - len(all)
+	for i, got := range all {
+		if string(got.Data) != rec(first+i) || got.Offset != offs[first+i] {
+			t.Fatalf("from the start, record %d: got %q, want %q: not an unbroken suffix", i, got.Data, rec(first+i))
+		}
+	}
+	if r.KeepsUncovered {
+		if got := replayAll(t, ctx, l, quiet, -1); len(got) != 3 {
+			t.Fatalf("a stream without a snapshot: got %d records, want all 3", len(got))
+		}
+	}
+	more := mustAppend(t, ctx, l, s, "after")
+	if more[0] <= offs[len(offs)-1] {
+		t.Fatalf("offset after retention %d, not above %d", more[0], offs[len(offs)-1])
+	}
+	snap, ok, err := l.LoadSnapshot(ctx, s)
+	if err != nil || !ok || snap.Offset != snapAt {
+		t.Fatalf("snapshot after retention: %+v %v %v", snap, ok, err)
+	}
 }

@@ -93,8 +93,29 @@ func (l *Log) SaveSnapshot(ctx context.Context, stream string, s persistence.Sna
 	if err := l.check(); err != nil {
 		return err
 	}
+	if old, ok := l.snaps[stream]; ok && s.Offset < old.Offset {
+		return nil // the newer snapshot stays (retention contract)
+	}
 	l.snaps[stream] = persistence.Snapshot{Offset: s.Offset, Data: append([]byte(nil), s.Data...)}
 	return nil
+}
+
+// Expire drops every record a snapshot covers, as a retention window that
+// has passed for all of them would.
+func (l *Log) Expire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for stream, recs := range l.streams {
+		snap, ok := l.snaps[stream]
+		if !ok {
+			continue
+		}
+		i := 0
+		for i < len(recs) && recs[i].Offset <= snap.Offset {
+			i++
+		}
+		l.streams[stream] = append([]persistence.Record(nil), recs[i:]...)
+	}
 }
 
 // LoadSnapshot implements persistence.Log.

@@ -10,3 +10,8 @@ import (
 func TestConformance(t *testing.T) {
 	logtest.Run(t, func(t *testing.T) persistence.Log { return New() }, nil)
 }
+
+func TestRetentionConformance(t *testing.T) {
+	logtest.RunRetention(t, func(t *testing.T) persistence.Log { return New() },
+		logtest.Retention{KeepsUncovered: true, Expire: func(t *testing.T, l persistence.Log) { l.(*Log).Expire() }})
+}

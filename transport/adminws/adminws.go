@@ -35,6 +35,9 @@ const (
 	CloseUnauthorized = 4401 // bad or missing token
 	CloseForbidden    = 4403 // a token that may not reach this socket
 	CloseNotFound     = 4404 // unknown room or run
+	// CloseTooManyFailures: the client's address failed to sign in too
+	// often; the reason says when to try again.
+	CloseTooManyFailures = 4429
 )
 
 // AuthTimeout is how long a socket without a token in its subprotocols
@@ -100,6 +103,23 @@ func ReadAuth(c *websocket.Conn) (string, error) {
 		return "", ErrAuthFormat
 	}
 	return m.Token, nil
+}
+
+// Token is the token of an admin socket's client, in either form of the
+// handshake: offered as a subprotocol ("bearer.<token>"), or, without one,
+// sent as the first message (ReadAuth), whether or not the client offered
+// Subprotocol. Every admin socket takes both forms alike.
+//
+// It clears the deadlines the HTTP server left on the hijacked
+// connection (its read and write timeouts), so that a socket lives as long
+// as its own deadlines say.
+func Token(r *http.Request, c *websocket.Conn) (string, error) {
+	_ = c.NetConn().SetDeadline(time.Time{})
+	c.SetReadLimit(ReadLimit)
+	if t := OfferedToken(r); t != "" {
+		return t, nil
+	}
+	return ReadAuth(c)
 }
 
 // WriteClose sends a close frame with code and reason, waiting at most a

@@ -2,16 +2,17 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 )
 
 // principal is who makes an admin call: the operator (admin token) or a
@@ -61,31 +62,37 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	})
 }
 
-// authenticate accepts the admin token or a qak_ key as a bearer token,
-// compared in constant time (the key by its hash, in the grain).
+// authenticate accepts the admin token or a qak_ key as a bearer token
+// (adminauth: compared by hash in constant time; failures limited per
+// client address).
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Request().Header.Get("Authorization")
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || tok == "" {
-			return errUnauthorize
+		tok, _ := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+		p, err := s.auth.Authenticate(c.Request().Context(), c.Request(), tok)
+		if err != nil {
+			return authError(c, err)
 		}
-		if len(s.admin) > 0 && subtle.ConstantTimeCompare(s.hash(tok), s.admin) == 1 {
-			c.Set(principalKey, principal{admin: true})
-			return next(c)
-		}
-		rest, ok := strings.CutPrefix(tok, "qak_")
-		if !ok {
-			return errUnauthorize
-		}
-		id, _, ok := strings.Cut(rest, "_")
-		if !ok || id == "" || !s.knownRoom(c.Request().Context(), id) {
-			return errUnauthorize
-		}
-		c.Set(principalKey, principal{keyHash: s.hash(tok), roomID: id})
+		c.Set(principalKey, principal{admin: p.Operator, keyHash: p.KeyHash, roomID: p.RoomID})
 		return next(c)
 	}
 }
+
+// authError answers a refused sign-in: 429 with Retry-After for an
+// address that failed too often, 503 when the cluster did not answer, 401
+// otherwise.
+func authError(c echo.Context, err error) error {
+	var lim *adminauth.Limited
+	switch {
+	case errors.As(err, &lim):
+		c.Response().Header().Set("Retry-After", strconv.Itoa(adminauth.RetrySeconds(lim.RetryAfter)))
+		return errTooManyFailures
+	case errors.Is(err, adminauth.ErrBusy):
+		return node.ErrUnavailable
+	}
+	return errUnauthorize
+}
+
+var errTooManyFailures = errorf(http.StatusTooManyRequests, "rate_limited", adminauth.LimitedMessage)
 
 func (s *Server) adminOnly(h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -96,36 +103,11 @@ func (s *Server) adminOnly(h echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// knownRoom reports whether id is a room of the directory, from a list
-// cached for a few seconds, so credentials naming random ids never activate
-// grains.
+// knownRoom reports whether id is a room of the directory (adminauth's
+// list, cached for a few seconds).
 func (s *Server) knownRoom(ctx context.Context, id string) bool {
-	s.known.mu.Lock()
-	fresh := time.Since(s.known.at) < 3*time.Second
-	_, ok := s.known.ids[id]
-	s.known.mu.Unlock()
-	if ok || fresh {
-		return ok
-	}
-	list, err := s.client.List(ctx)
-	if err != nil {
-		return false
-	}
-	ids := make(map[string]struct{}, len(list))
-	for _, e := range list {
-		ids[e.ID] = struct{}{}
-	}
-	s.known.mu.Lock()
-	s.known.ids, s.known.at = ids, time.Now()
-	s.known.mu.Unlock()
-	_, ok = ids[id]
-	return ok
-}
-
-type knownRooms struct {
-	mu  sync.Mutex
-	ids map[string]struct{}
-	at  time.Time
+	ok, err := s.auth.KnownRoom(ctx, id)
+	return ok && err == nil
 }
 
 // site is a room as the admin API shows it.
@@ -208,13 +190,16 @@ func (s *Server) handleSiteCreate(c echo.Context) error {
 	if err := s.checkHealthURL(c.Request().Context(), &cfg, ""); err != nil {
 		return err
 	}
+	if s.roomGuard != nil {
+		if err := s.roomGuard(); err != nil {
+			return errorf(http.StatusInsufficientStorage, "insufficient_storage", err.Error())
+		}
+	}
 	res, err := s.client.Create(c.Request().Context(), cfg, "admin")
 	if err != nil {
 		return err
 	}
-	s.known.mu.Lock()
-	s.known.at = time.Time{}
-	s.known.mu.Unlock()
+	s.auth.RoomsChanged("")
 	return c.JSON(http.StatusCreated, map[string]any{"site": siteOf(&res.View), "secret": res.Secret})
 }
 
@@ -266,10 +251,7 @@ func (s *Server) handleSiteDelete(c echo.Context) error {
 	if err := s.client.Admin(c.Request().Context(), id, node.OpDelete, p.request(), &v); err != nil {
 		return err
 	}
-	s.known.mu.Lock()
-	s.known.at = time.Time{}
-	delete(s.known.ids, id)
-	s.known.mu.Unlock()
+	s.auth.RoomsChanged(id)
 	return c.NoContent(http.StatusNoContent)
 }
 

@@ -2,14 +2,11 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,14 +14,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
-	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
 
 // sealer is the real cipher under a fixed test key.
-var sealer, _ = seal.NewSealer(make([]byte, seal.KeySize))
+var sealer = nodetest.Sealer
 
 func sha(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 
@@ -49,26 +46,14 @@ func newEnvOn(t *testing.T, l persistence.Log) *env {
 // changed by edit before they start.
 func newEnvWith(t *testing.T, edit func(*node.Deps, *Config)) *env {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := testLogger()
 	deps := node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}
 	cfg := Config{PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry()}
 	edit(&deps, &cfg)
-	n, err := node.Start(node.Config{Member: true, Deps: deps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Node = n
-	s := New(cfg)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		// A graceful stop: a killed node keeps polling for members and
-		// slows every later node of the process.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-	})
+	cfg.Node = nodetest.Start(t, node.Config{Member: true, Deps: deps})
+	srv := httptest.NewServer(New(cfg).Handler())
+	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, registry: cfg.Registry}
 }
 

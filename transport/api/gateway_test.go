@@ -166,3 +166,35 @@ func TestPageAssetsOnItsOwnOrigin(t *testing.T) {
 	}
 	assetsResolve(t, e, "/queue/nope", body)
 }
+
+// The hosted page and the gateway's redirects carry the visitor's ticket
+// in their address: the page may be framed only by its own origin and the
+// room's domains (a header: a meta element cannot say it), and neither is
+// ever sent on as a referrer.
+func TestPageHeadersGuardTheTicket(t *testing.T) {
+	e := newEnv(t)
+	e.createRoom("framed", 1)
+	_, j, _ := e.do("POST", "/queue/framed/join", "", nil)
+	ticket, _ := j["ticket"].(string)
+	st, h, _ := e.raw("GET", "/queue/framed?ticket="+ticket, nil)
+	csp := h.Get("Content-Security-Policy")
+	if st != http.StatusOK || !strings.Contains(csp, "frame-ancestors 'self' https://shop.example.com") ||
+		!strings.Contains(csp, "default-src 'none'") || h.Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("page: %d, CSP %q, Referrer-Policy %q", st, csp, h.Get("Referrer-Policy"))
+	}
+	if fa := csp[strings.Index(csp, "frame-ancestors"):]; strings.Count(fa, "https://") != 1 || strings.Contains(fa, "*") {
+		t.Fatalf("frame-ancestors %q allows more than the room's domain", fa)
+	}
+	// A second visitor goes through the gateway: sent on with a ticket (to
+	// the page) or a token (to the shop).
+	st, h, _ = e.raw("GET", "/queue/framed/enter?return="+url.QueryEscape("https://shop.example.com/cart"), nil)
+	loc := h.Get("Location")
+	if st != http.StatusFound || !(strings.Contains(loc, "ticket=") || strings.Contains(loc, "aditus_queue_token=")) ||
+		h.Get("Referrer-Policy") != "no-referrer" {
+		t.Fatalf("gateway: %d, Location %q, Referrer-Policy %q", st, h.Get("Location"), h.Get("Referrer-Policy"))
+	}
+	st, h, _ = e.raw("GET", "/queue/no-such-room", nil)
+	if st != http.StatusNotFound || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'self'") {
+		t.Fatalf("unknown room's page: %d, CSP %q", st, h.Get("Content-Security-Policy"))
+	}
+}

@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
@@ -39,35 +38,36 @@ type secondFrame struct {
 // {"type":"run","run":{…}} with the run and its seconds so far, then
 // {"type":"second","run":id,…} for each new second, and at the end
 // {"type":"end","run":{…}} with the totals, after which it closes (1000).
-// Authentication is the admin sockets' handshake (adminws): the admin token in
-// Sec-WebSocket-Protocol as "bearer.<token>" beside "aditus-queue.v1", or
-// "aditus-queue.v1" alone and a first message {"type":"auth","token":…}
-// within 5 s; never the query string. A bad token closes with 4401, a
+// Authentication is the admin sockets' handshake (adminws.Token): the admin
+// token in Sec-WebSocket-Protocol as "bearer.<token>" beside
+// "aditus-queue.v1", or a first message {"type":"auth","token":…} within
+// 5 s; never the query string. An address that failed too often gets 429
+// before the upgrade, or closes with 4429. A bad token closes with 4401, a
 // qak_ key with 4403 (load tests are the operator's), an unknown run 4404.
 func (s *Server) handleLoadTestLive(c echo.Context) error {
-	if !adminws.Offers(c.Request()) {
-		return errorf(http.StatusBadRequest, "bad_request", "Open the socket with the subprotocol "+adminws.Subprotocol+".")
+	if s.auth.RefuseLimited(c.Response(), c.Request()) {
+		return nil
 	}
-	tok := adminws.OfferedToken(c.Request())
 	conn, err := liveUpgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil // the upgrader has answered
 	}
 	defer conn.Close()
-	conn.SetReadLimit(adminws.ReadLimit)
-	if tok == "" {
-		if tok, err = adminws.ReadAuth(conn); err != nil {
-			adminws.WriteClose(conn, adminws.CloseUnauthorized, "authentication expected")
-			return nil
-		}
-	}
-	switch {
-	case len(s.admin) > 0 && subtle.ConstantTimeCompare(s.hash(tok), s.admin) == 1:
-	case strings.HasPrefix(tok, "qak_"):
-		adminws.WriteClose(conn, adminws.CloseForbidden, "API keys may not watch load tests")
+	tok, err := adminws.Token(c.Request(), conn)
+	if err != nil {
+		adminws.WriteClose(conn, adminws.CloseUnauthorized, "authentication expected")
 		return nil
-	default:
-		adminws.WriteClose(conn, adminws.CloseUnauthorized, "bad token")
+	}
+	actx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
+	p, err := s.auth.Authenticate(actx, c.Request(), tok)
+	cancel()
+	switch {
+	case err != nil:
+		r := adminauth.SocketRefusal(err)
+		adminws.WriteClose(conn, r.Code, r.Reason)
+		return nil
+	case !p.Operator:
+		adminws.WriteClose(conn, adminws.CloseForbidden, "API keys may not watch load tests")
 		return nil
 	}
 

@@ -477,9 +477,7 @@ func TestLoadTestsSurviveFailOver(t *testing.T) {
 	peers := []string{freeAddr(t), freeAddr(t)}
 	a := startLTNode(t, l, peers[0], peers, node.LoadTestDeps{FlushSeconds: 1})
 	b := startLTNode(t, l, peers[1], peers, node.LoadTestDeps{FlushSeconds: 1})
-	// Each member polls the other's health once a TTL; after three both
-	// place grains alike.
-	time.Sleep(3 * time.Second)
+	waitMembers(t, a.node, b.node)
 	room := a.createTestRoom("failover-room", true)
 	if st, m, _ := a.do("POST", "/api/admin/queue/schedules", adminTok, map[string]any{"cron": "0 3 * * *", "siteId": room,
 		"profile": "status", "ratePerSecond": 10, "durationSeconds": 5}); st != http.StatusCreated {

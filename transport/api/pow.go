@@ -96,10 +96,11 @@ type powAnswer struct {
 }
 
 func powKey(r *node.Room) ([]byte, error) {
-	if len(r.TicketKey) == 0 {
-		return nil, node.ErrUnavailable
+	k, err := room.SubKey(r.TicketKey, "pow")
+	if err != nil {
+		return nil, node.ErrRoomUnavailable
 	}
-	return room.SubKey(r.TicketKey, "pow"), nil
+	return k, nil
 }
 
 // challenge issues a fresh challenge of room r at now, of the given bits.
@@ -121,7 +122,10 @@ func (s *Server) challenge(r *node.Room, now time.Time, bits int) (powAnswer, er
 	// least the time announced.
 	c.Expires = now.Add(room.ChallengeTTL + time.Second - 1).Truncate(time.Second)
 	c.Bits = bits
-	a.Challenge, a.Bits = room.SignChallenge(key, r.View.ID, c), c.Bits
+	if a.Challenge, err = room.SignChallenge(key, r.View.ID, c); err != nil {
+		return a, node.ErrRoomUnavailable
+	}
+	a.Bits = c.Bits
 	a.ExpiresInSeconds, a.Algorithm = int(room.ChallengeTTL/time.Second), "sha256"
 	return a, nil
 }
@@ -175,9 +179,9 @@ func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) error {
 	if err != nil {
 		return err
 	}
-	ch, ok := room.ParseChallenge(key, r.View.ID, sol.Challenge)
+	ch, err := room.ParseChallenge(key, r.View.ID, sol.Challenge)
 	switch {
-	case !ok:
+	case err != nil:
 		return refuse("The challenge was not issued by this waiting room.")
 	case !now.Before(ch.Expires):
 		return refuse("The challenge has expired; solve the fresh one.")

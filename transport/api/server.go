@@ -22,6 +22,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
 
@@ -51,6 +52,14 @@ type Config struct {
 	// Clients finds a request's client address for per-address limits
 	// (nil: the peer's address, no forwarding header trusted).
 	Clients *clientaddr.Resolver
+	// Auth checks admin credentials; nil builds one from Node,
+	// AdminTokenHash, Hash and Clients. Give the one the other admin
+	// sockets use, so that they share its cache and failure budget.
+	Auth *adminauth.Authenticator
+	// RoomGuard, when set, is asked before a room is created; an error
+	// refuses it with 507 insufficient_storage and the error's text (the
+	// embedded log's free-space floor).
+	RoomGuard func() error
 }
 
 // Server is the HTTP front of one node.
@@ -65,19 +74,24 @@ type Server struct {
 	now     func() time.Time
 	metrics *httpMetrics
 	hash    func(string) []byte
-	known   knownRooms
+	// clients resolves client addresses for per-address limits.
+	clients *clientaddr.Resolver
+	auth    *adminauth.Authenticator
+	// metricsHandler serves the registry, on the operations listener only.
+	metricsHandler http.Handler
 	// prefixes caches the encoded start of each room's answers.
 	prefixes       answerPrefixes
 	loadTestLimits loadtest.Limits
 	healthGuard    *health.Guard
+	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
-	// clients resolves client addresses for per-address limits.
-	clients *clientaddr.Resolver
 	// budgets are the rooms' budgets of new numbers per address.
 	budgets *joinBudgets
 }
 
-// New builds the server and registers every route.
+// New builds the server and registers every route. It panics when cfg has
+// no authenticator and none can be built (no Node or Hash): a wiring
+// mistake, not a condition of the running server.
 func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -85,9 +99,17 @@ func New(cfg Config) *Server {
 	if cfg.Clients == nil {
 		cfg.Clients = clientaddr.NewResolver(nil)
 	}
+	if cfg.Auth == nil {
+		var err error
+		if cfg.Auth, err = adminauth.New(adminauth.Config{Directory: cfg.Node.Client, AdminHash: cfg.AdminTokenHash,
+			Hash: cfg.Hash, Clients: cfg.Clients}); err != nil {
+			panic("api.New: " + err.Error())
+		}
+	}
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
 		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard,
-		adminRoutes: cfg.AdminRoutes, clients: cfg.Clients, budgets: newJoinBudgets(cfg.Registry, cfg.Now)}
+		roomGuard:   cfg.RoomGuard,
+		adminRoutes: cfg.AdminRoutes, clients: cfg.Clients, auth: cfg.Auth, budgets: newJoinBudgets(cfg.Registry, cfg.Now)}
 	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
 		s.loadTestLimits = loadtest.DefaultLimits
 	}
@@ -104,9 +126,9 @@ func New(cfg Config) *Server {
 	e.Use(s.metrics.middleware)
 	e.Use(middleware.BodyLimit("64K"))
 	s.e = e
+	s.metricsHandler = promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})
 	s.registerVisitor(e)
 	s.registerAdmin(e)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	e.GET("/api/openapi.json", handleOpenAPI)
 	for _, f := range cfg.Extra {
 		f(e)
@@ -114,8 +136,27 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// Clients is the resolver of client addresses the server keys its
+// per-address limits on.
+func (s *Server) Clients() *clientaddr.Resolver { return s.clients }
+
 // Handler returns the HTTP handler (for tests and custom listeners).
 func (s *Server) Handler() http.Handler { return s.e }
+
+// Ops returns the handler of the operations listener: GET /metrics (every
+// room's slug and figures: not for the public) and GET /queue/healthz for
+// probes. The visitor listener (Handler) answers 404 for /metrics.
+func (s *Server) Ops() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metricsHandler)
+	mux.HandleFunc("GET /queue/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		status, body := s.health()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(body)
+	})
+	return mux
+}
 
 // Echo exposes the router so other parts can add routes.
 func (s *Server) Echo() *echo.Echo { return s.e }

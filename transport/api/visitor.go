@@ -33,9 +33,34 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
 }
 
-// handleHealthz answers without touching the log or a grain.
+// handleHealthz answers without touching the log or a grain: 503
+// unhealthy once the node's log failed for good (it ends soon), else 200,
+// ok or degraded.
 func (s *Server) handleHealthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	status, body := s.health()
+	return c.JSON(status, body)
+}
+
+// health is the healthz answer with its status. The unhealthy reason leaves
+// out the path and the system's words, which are in the node's log.
+func (s *Server) health() (int, map[string]any) {
+	if s.node.LogErr() != nil {
+		return http.StatusServiceUnavailable, map[string]any{"status": "unhealthy",
+			"reason": "the event log failed (the disk refused a write or an fsync); joins are refused and the node restarts"}
+	}
+	return http.StatusOK, Health(s.views)
+}
+
+// Health is the /queue/healthz answer of a node holding views: ok, or
+// degraded with the reason while it holds rooms it cannot serve. A node
+// that cannot serve a room still answers 200: it serves every other room,
+// and restarting it would not change its master key.
+func Health(views *node.Views) map[string]any {
+	if n := len(views.Unavailable()); n > 0 {
+		return map[string]any{"status": "degraded", "roomsUnavailable": n,
+			"reason": strconv.Itoa(n) + " room(s) not served: their keys do not open with this node's master key (--master-key must be the same on every node)"}
+	}
+	return map[string]any{"status": "ok"}
 }
 
 // room resolves the slug of the request to its cached room and sets the
@@ -43,13 +68,23 @@ func (s *Server) handleHealthz(c echo.Context) error {
 func (s *Server) room(c echo.Context) (*node.Room, error) {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return nil, node.ErrUnavailable
+		return nil, unavailable(err)
 	}
 	if !ok {
 		return nil, errNoRoom
 	}
 	s.cors(c, r)
 	return r, nil
+}
+
+// unavailable is the answer when a room cannot be looked up: the room is
+// not served by this node (its keys do not open here), or the cluster did
+// not answer.
+func unavailable(err error) error {
+	if node.IsCode(err, node.CodeRoomUnavailable) {
+		return node.ErrRoomUnavailable
+	}
+	return node.ErrUnavailable
 }
 
 // cors allows the room's own shop domains, and nothing else.
@@ -154,8 +189,8 @@ func (s *Server) handleJoin(c echo.Context) error {
 // status and where the room allows it, from a bare number).
 func (s *Server) number(r *node.Room, ticket, bare string, allowBare bool) (uint64, error) {
 	if ticket != "" {
-		n, ok := room.ParseTicket(r.TicketKey, r.View.ID, ticket)
-		if !ok {
+		n, err := room.ParseTicket(r.TicketKey, r.View.ID, ticket)
+		if err != nil {
 			return 0, errBadTicket
 		}
 		return n, nil
@@ -323,7 +358,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	slug := c.Param("slug")
 	r, ok, err := s.views.BySlug(c.Request().Context(), slug)
 	if err != nil {
-		return node.ErrUnavailable
+		return unavailable(err)
 	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
 	// No BaseURL: the page loads its assets and calls the API on its own
@@ -333,6 +368,7 @@ func (s *Server) handlePage(c echo.Context) error {
 		cfg := r.View.Config
 		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.Message, cfg.HeaderImageURL, cfg.AccentColor
 		page.PowEnabled, page.PowBits = r.View.PowInForce()
+		page.Domains = cfg.Domains
 		if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
 			returnurl.StripToken(u)
 			page.ReturnURL = u.String()
@@ -348,6 +384,10 @@ func (s *Server) handlePage(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	h.Set("Cache-Control", "no-store")
+	// The page's address carries the visitor's ticket: no other page may
+	// frame it, and it is never sent on as a referrer.
+	h.Set("Content-Security-Policy", page.ContentSecurityPolicy())
+	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Language", lang)
 	h.Add("Vary", "Accept-Language")
 	return c.HTMLBlob(status, buf.Bytes())
@@ -369,7 +409,7 @@ func (s *Server) handleEmbed(c echo.Context) error {
 func (s *Server) handleEnter(c echo.Context) error {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return node.ErrUnavailable
+		return unavailable(err)
 	}
 	if !ok {
 		return s.handlePage(c)
@@ -410,8 +450,11 @@ func (s *Server) handleEnter(c echo.Context) error {
 	return s.redirect(c, roomURL(room, res.Ticket, target, cfg.TargetURL))
 }
 
+// redirect sends the visitor on; the address may carry a ticket or a
+// token, so it is never sent on as a referrer.
 func (s *Server) redirect(c echo.Context, to string) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Set("Referrer-Policy", "no-referrer")
 	return c.Redirect(http.StatusFound, to)
 }
 

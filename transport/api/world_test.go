@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
 
@@ -65,13 +65,29 @@ func newPair(t *testing.T, l persistence.Log, clock *stillClock) (*world, *world
 	b := &world{log: l, clock: clock, health: peers[1], peers: peers}
 	a.start(t)
 	b.start(t)
-	// Each member polls the others' health once a TTL (1 s); after three,
-	// both place grains alike. (The member list itself cannot be read
-	// without racing the cluster's own updates of it.)
-	time.Sleep(3 * time.Second)
+	waitMembers(t, a.node, b.node)
 	a.waitAnswer(t)
 	b.waitAnswer(t)
 	return a, b
+}
+
+// waitMembers waits until each of nodes sees all of them as members: from
+// then on they place every grain alike. It reads the member list without
+// the cluster's lock (Node.Members), a race the race detector reports, so
+// the tests that start several members in one process do not run under it.
+func waitMembers(t *testing.T, nodes ...*node.Node) {
+	t.Helper()
+	if raceDetector {
+		t.Fatal("waitMembers under the race detector")
+	}
+	waitFor(t, 30*time.Second, "the members to see each other", func() bool {
+		for _, n := range nodes {
+			if len(n.Members()) != len(nodes) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func freeAddr(t *testing.T) string {
@@ -84,9 +100,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func testLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
+func testLogger() *slog.Logger { return nodetest.Logger() }
 
 func (w *world) start(t *testing.T) {
 	t.Helper()
@@ -202,13 +216,7 @@ func (e *env) patchSite(id string, edit func(site map[string]any)) map[string]an
 // waitFor polls cond until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	nodetest.Eventually(t, d, what, cond)
 }
 
 func heapInUse() uint64 {

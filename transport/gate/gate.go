@@ -68,8 +68,8 @@ func WithOrigin(origin string) Option {
 // New returns a gate for the room slug, whose tokens are signed with
 // secret (the room's secret string as bytes), and whose waiting room is at
 // room ("https://queue.example.com/queue/spring-sale"). It fails when slug
-// or secret is empty, room is not an absolute http(s) URL without query, or
-// an option is invalid.
+// is empty, secret shorter than token.MinSecretLen, room is not an absolute
+// http(s) URL without query, or an option is invalid.
 func New(slug string, secret []byte, room string, opts ...Option) (*Gate, error) {
 	g := &Gate{slug: slug, secret: secret, cookie: DefaultCookie, now: time.Now}
 	for _, o := range opts {
@@ -78,8 +78,8 @@ func New(slug string, secret []byte, room string, opts ...Option) (*Gate, error)
 	if slug == "" {
 		return nil, errors.New("gate: empty slug")
 	}
-	if len(secret) == 0 {
-		return nil, errors.New("gate: empty secret")
+	if len(secret) < token.MinSecretLen {
+		return nil, fmt.Errorf("gate: secret empty or shorter than %d bytes", token.MinSecretLen)
 	}
 	u, err := url.Parse(room)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

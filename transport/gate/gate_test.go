@@ -22,13 +22,14 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 		room         string
 		opts         []gate.Option
 	}{
-		{"no slug", "", "s", "https://q.example/queue/a", nil},
+		{"short secret", "a", "fifteen bytes..", "https://q.example/queue/a", nil},
+		{"no slug", "", "a secret of 32 bytes, long enough", "https://q.example/queue/a", nil},
 		{"no secret", "a", "", "https://q.example/queue/a", nil},
-		{"relative room", "a", "s", "/queue/a", nil},
-		{"room with query", "a", "s", "https://q.example/queue/a?x=1", nil},
-		{"room not http", "a", "s", "ftp://q.example/queue/a", nil},
-		{"bad cookie", "a", "s", "https://q.example/queue/a", []gate.Option{gate.WithCookie("a;b")}},
-		{"origin with path", "a", "s", "https://q.example/queue/a", []gate.Option{gate.WithOrigin("https://shop.example/x")}},
+		{"relative room", "a", "a secret of 32 bytes, long enough", "/queue/a", nil},
+		{"room with query", "a", "a secret of 32 bytes, long enough", "https://q.example/queue/a?x=1", nil},
+		{"room not http", "a", "a secret of 32 bytes, long enough", "ftp://q.example/queue/a", nil},
+		{"bad cookie", "a", "a secret of 32 bytes, long enough", "https://q.example/queue/a", []gate.Option{gate.WithCookie("a;b")}},
+		{"origin with path", "a", "a secret of 32 bytes, long enough", "https://q.example/queue/a", []gate.Option{gate.WithOrigin("https://shop.example/x")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := gate.New(tc.slug, []byte(tc.secret), tc.room, tc.opts...); err == nil {
@@ -40,7 +41,7 @@ func TestNewRefusesBadConfiguration(t *testing.T) {
 
 func TestCookieLivesAsLongAsTheToken(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	secret := []byte("s3cret")
+	secret := []byte("the room secret, long enough")
 	g, err := gate.New("sale", secret, "https://q.example/queue/sale",
 		gate.WithClock(func() time.Time { return now }), gate.WithCookie("pass"))
 	if err != nil {
@@ -59,7 +60,7 @@ func TestCookieLivesAsLongAsTheToken(t *testing.T) {
 }
 
 func TestReturnURLPassesTheRoomsCheck(t *testing.T) {
-	g, err := gate.New("sale", []byte("s"), "https://q.example/queue/sale", gate.WithOrigin("https://shop.example.com"))
+	g, err := gate.New("sale", []byte("the room secret, long enough"), "https://q.example/queue/sale", gate.WithOrigin("https://shop.example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}

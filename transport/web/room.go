@@ -22,17 +22,18 @@ const DefaultAccentColor = "#0a63c9"
 // The server fills it from the room's configuration and the request; every
 // field is rendered escaped, so none needs to be trusted.
 type RoomPage struct {
-	Slug           string // the room's slug, as in the URL
-	Name           string // display name, the page title; "Waiting room" when empty
-	Message        string // plain text below the title, line breaks kept
-	HeaderImageURL string // https URL of the landscape key visual; dropped unless https (or http on a loopback host)
-	AccentColor    string // "#rrggbb"; DefaultAccentColor when empty or malformed
-	Lang           string // "de" or "en" (see Lang); anything else renders English
-	BaseURL        string // the server's public URL, without trailing slash; "" means the page's own origin
-	ReturnURL      string // a return URL already passed through returnurl.Check and StripToken, or ""
-	Found          bool   // false renders the "waiting room not found" page; the server answers it with 404
-	PowEnabled     bool   // the room asks for proof of work before a number is issued
-	PowBits        int    // the room's proof-of-work difficulty, for display of the verifying state only
+	Slug           string   // the room's slug, as in the URL
+	Name           string   // display name, the page title; "Waiting room" when empty
+	Message        string   // plain text below the title, line breaks kept
+	HeaderImageURL string   // https URL of the landscape key visual; dropped unless https (or http on a loopback host)
+	AccentColor    string   // "#rrggbb"; DefaultAccentColor when empty or malformed
+	Lang           string   // "de" or "en" (see Lang); anything else renders English
+	BaseURL        string   // the server's public URL, without trailing slash; "" means the page's own origin
+	ReturnURL      string   // a return URL already passed through returnurl.Check and StripToken, or ""
+	Found          bool     // false renders the "waiting room not found" page; the server answers it with 404
+	PowEnabled     bool     // the room asks for proof of work before a number is issued
+	PowBits        int      // the room's proof-of-work difficulty, for display of the verifying state only
+	Domains        []string // the room's shop domains, the only pages besides its own that may frame it
 }
 
 var (
@@ -83,13 +84,7 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 		lang = "en"
 	}
 	t := catalog[lang]
-	base := strings.TrimRight(p.BaseURL, "/")
-	accent := p.AccentColor
-	if !hexColor.MatchString(accent) {
-		accent = DefaultAccentColor
-	}
-	accent = strings.ToLower(accent)
-	image := headerImage(p.HeaderImageURL)
+	base, image, style := p.parts()
 	name := strings.TrimSpace(p.Name)
 	if name == "" {
 		name = t.Title
@@ -98,7 +93,6 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 		name = t.NotFoundTitle
 	}
 
-	style := fmt.Sprintf(":root{--aq-accent:%s;--aq-accent-ink:%s}", accent, accentInk(accent))
 	v := roomView{
 		Lang:        lang,
 		T:           t,
@@ -137,6 +131,48 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 	_, err := w.Write(buf.Bytes())
 	return err
 }
+
+// parts are the page's base URL, header image and accent style block, as
+// it renders and as its policy allows them.
+func (p RoomPage) parts() (base, image, style string) {
+	accent := p.AccentColor
+	if !hexColor.MatchString(accent) {
+		accent = DefaultAccentColor
+	}
+	accent = strings.ToLower(accent)
+	style = fmt.Sprintf(":root{--aq-accent:%s;--aq-accent-ink:%s}", accent, accentInk(accent))
+	return strings.TrimRight(p.BaseURL, "/"), headerImage(p.HeaderImageURL), style
+}
+
+// ContentSecurityPolicy is the policy to send as a header with the page:
+// the one its meta element carries, plus frame-ancestors (which a meta
+// element cannot carry) limited to the page's own origin and the room's
+// shop domains, so no other site can frame the page and its ticket.
+func (p RoomPage) ContentSecurityPolicy() string {
+	base, image, style := p.parts()
+	return contentSecurityPolicy(base, image, style) + "; " + frameAncestors(p.Domains)
+}
+
+// frameAncestors allows 'self' and https pages of domains (any port for a
+// loopback host, http too); entries that are not plain host names, or
+// "*." wildcards of one, are left out.
+func frameAncestors(domains []string) string {
+	out := []string{"frame-ancestors 'self'"}
+	for _, d := range domains {
+		d = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(d), "."))
+		if !frameHost.MatchString(d) {
+			continue
+		}
+		if d == "localhost" || d == "127.0.0.1" {
+			out = append(out, "http://"+d+":*", "https://"+d+":*")
+			continue
+		}
+		out = append(out, "https://"+d)
+	}
+	return strings.Join(out, " ")
+}
+
+var frameHost = regexp.MustCompile(`^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 
 // headerImage returns raw when it is an absolute https URL (or http on a
 // loopback host, for local set-ups), "" otherwise.

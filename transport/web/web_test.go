@@ -523,3 +523,20 @@ func TestLoadAssetRefusesBrokenImports(t *testing.T) {
 		})
 	}
 }
+
+// The header policy adds frame-ancestors: the page's own origin and the
+// room's domains, nothing a malformed entry could smuggle in.
+func TestContentSecurityPolicyFrameAncestors(t *testing.T) {
+	p := RoomPage{Slug: "s", Found: true, Domains: []string{"Shop.Example.com.", "*.example.org", "localhost", "evil.com; script-src *", ""}}
+	csp := p.ContentSecurityPolicy()
+	want := "frame-ancestors 'self' https://shop.example.com https://*.example.org http://localhost:* https://localhost:*"
+	if !strings.HasSuffix(csp, "; "+want) {
+		t.Fatalf("CSP %q, want it to end with %q", csp, want)
+	}
+	if strings.Count(csp, "script-src") != 1 {
+		t.Fatalf("a domain entry changed the policy: %q", csp)
+	}
+	if got := (RoomPage{}).ContentSecurityPolicy(); !strings.HasSuffix(got, "; frame-ancestors 'self'") {
+		t.Fatalf("no domains: %q", got)
+	}
+}

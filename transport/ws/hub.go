@@ -194,13 +194,17 @@ func jsonError(c echo.Context, status int, code, msg string) error {
 func (h *Hub) handleSocket(c echo.Context) error {
 	r, ok, err := h.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
+		c.Response().Header().Set("Retry-After", "2")
+		if node.IsCode(err, node.CodeRoomUnavailable) {
+			return jsonError(c, http.StatusServiceUnavailable, node.CodeRoomUnavailable, node.ErrRoomUnavailable.Message)
+		}
 		return jsonError(c, http.StatusServiceUnavailable, node.CodeUnavailable, "The waiting room service is unavailable; try again shortly.")
 	}
 	if !ok {
 		return jsonError(c, http.StatusNotFound, "not_found", "No such waiting room.")
 	}
-	n, ok := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket"))
-	if !ok {
+	n, err := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket"))
+	if err != nil {
 		return jsonError(c, http.StatusUnauthorized, "bad_ticket", "The ticket is missing or not valid for this waiting room.")
 	}
 	if o := c.Request().Header.Get("Origin"); o != "" && !h.originAllowed(c, o, r) {

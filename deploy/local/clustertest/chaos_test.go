@@ -85,7 +85,7 @@ func (k kill) window(due, end time.Time) bool {
 // the ephemeral range, so a killed member restarts on the same ports.
 func startFixedCluster(t *testing.T, brokers []string) (*cluster, [][3]int) {
 	t.Helper()
-	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(8), key: randomHex(32)}
+	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(16), key: randomHex(32)}
 	base := freeBase(t, 11)
 	ports := make([][3]int, 3)
 	for i := range ports {

@@ -187,7 +187,7 @@ type cluster struct {
 // waits until every node answers healthz and the front reaches a grain.
 func startCluster(t *testing.T, brokers []string, members int, options ...func(*cluster)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(8), key: randomHex(32)}
+	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(16), key: randomHex(32)}
 	for _, o := range options {
 		o(c)
 	}
@@ -219,7 +219,7 @@ func (c *cluster) start(name string, member bool, httpPort, remotePort, healthPo
 		"--data-dir", filepath.Join(dir, "data"), "--log", "kafka", "--kafka-brokers", strings.Join(c.brokers, ","),
 		"--kafka-events-topic", c.topics.events, "--kafka-snapshots-topic", c.topics.snapshots,
 		"--admin-token", c.admin, "--cluster-host", "127.0.0.1", "--cluster-port", fmt.Sprint(remotePort),
-		"--peers", strings.Join(c.peers, ",")}
+		"--peers", strings.Join(c.peers, ","), "--ops-addr", "127.0.0.1:0"}
 	if member {
 		args = append(args, "--roles", "front,actor", "--cluster-health", fmt.Sprintf("127.0.0.1:%d", healthPort))
 	} else {

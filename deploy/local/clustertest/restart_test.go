@@ -52,9 +52,9 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	tp := newTopics(t, bs)
-	const admin = "restart-admin"
+	const admin = "restart-admin-token-long-enough"
 	env := []string{"AQ_CLUSTER_DIR=" + t.TempDir(), fmt.Sprintf("AQ_CLUSTER_PORT=%d", freeBase(t, 24)), "AQ_KAFKA_PORT=" + kport,
-		"AQ_ADMIN_TOKEN=" + admin, "AQ_KAFKA_EVENTS_TOPIC=" + tp.events, "AQ_KAFKA_SNAPSHOTS_TOPIC=" + tp.snapshots}
+		"AQ_ADMIN_TOKEN=" + admin, "AQ_OPS_ADDR=127.0.0.1:0", "AQ_KAFKA_EVENTS_TOPIC=" + tp.events, "AQ_KAFKA_SNAPSHOTS_TOPIC=" + tp.snapshots}
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {

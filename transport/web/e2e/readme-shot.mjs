@@ -4,17 +4,14 @@
 //
 //   node transport/web/e2e/readme-shot.mjs docs/console.png
 
+import { openConsole, signedIn } from './lib/console.js';
 import { launchBrowser, sleep, startQueue } from './lib/harness.js';
 const queue = await startQueue();
 const browser = await launchBrowser();
 try {
   const r = await queue.createRoom({ slug: 'summer-nights', name: 'Summer Nights Open Air 2026', targetUrl: 'https://shop.example.com/', ratePerMinute: 60 });
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB' });
-  const page = await ctx.newPage();
-  await page.goto(`${queue.base}/admin/`);
-  await page.fill('#token', queue.adminToken);
-  await page.click('#sign-in button[type=submit]');
-  await page.waitForSelector('#rooms');
+  const { ctx, page } = await openConsole(browser, queue.base, { viewport: { width: 1280, height: 860 }, locale: 'en-GB' });
+  await signedIn(page, queue.adminToken);
   await page.goto(`${queue.base}/admin/#/room/${r.site.id}/live`);
   const end = Date.now() + 100000;
   let k = 0;

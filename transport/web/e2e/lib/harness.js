@@ -192,7 +192,7 @@ export async function startQueue() {
   const base = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
   const bin = await buildServer();
-  const procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken])];
+  const procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken, '--ops-addr', '127.0.0.1:0'])];
   try {
     await waitHealthy(`${base}/queue/healthz`, procs);
   } catch (err) {
@@ -258,7 +258,7 @@ export async function startProxy(config) {
   const file = path.join(dir, 'proxy.hcl');
   fs.writeFileSync(file, config);
   const bin = await buildServer();
-  const p = new Proc('aditus-queue proxy', bin, ['proxy', '--config', file, '--addr', `127.0.0.1:${port}`, '--data-dir', path.join(dir, 'data')]);
+  const p = new Proc('aditus-queue proxy', bin, ['proxy', '--config', file, '--addr', `127.0.0.1:${port}`, '--data-dir', path.join(dir, 'data'), '--ops-addr', '127.0.0.1:0']);
   const deadline = Date.now() + 30000;
   for (;;) {
     if (p.child.exitCode !== null) throw new Error(`proxy exited with ${p.child.exitCode}\n${p.log()}`);

@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { desktop, openConsole, signIn, signedIn } from '../lib/console.js';
 import { ensureArtifacts, launchBrowser, sleep, slug, startQueue, waitFor } from '../lib/harness.js';
 
 let queue;
 let browser;
 let dir;
-const desktop = { viewport: { width: 1280, height: 900 }, locale: 'en-GB' };
 
 before(async () => {
   queue = await startQueue();
@@ -27,26 +27,7 @@ after(async () => {
   await queue?.stop();
 });
 
-// open starts a page on the console that records CSP violations and
-// accepts the confirm() dialogs.
-async function open(opts = desktop) {
-  const ctx = await browser.newContext(opts);
-  const page = await ctx.newPage();
-  const problems = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/WebSocket|Failed to load resource/.test(m.text())) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('dialog', (d) => d.accept());
-  const res = await page.goto(`${queue.base}/admin/`);
-  assert.equal(res.status(), 200);
-  return { ctx, page, problems };
-}
-
-async function signIn(page, tok) {
-  await page.fill('#token', tok);
-  await page.click('#sign-in button[type=submit]');
-}
+const open = (opts = desktop) => openConsole(browser, queue.base, opts);
 
 async function shot(page, name) {
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
@@ -78,8 +59,7 @@ test('the operator signs in, creates a room, watches it fill, changes the rate a
   await page.waitForSelector('#sign-in-error:not(:empty)');
   assert.equal(await page.evaluate(() => sessionStorage.getItem('aq.token')), null);
 
-  await signIn(page, queue.adminToken);
-  await page.waitForSelector('#rooms');
+  await signedIn(page, queue.adminToken);
   assert.ok(await page.isVisible('#instances'), 'the operator sees the instances panel');
   // this node reports itself within a few seconds, with its roles
   await page.waitForSelector('#instances tr[data-instance] >> text=front, actor', { timeout: 15000 });
@@ -155,8 +135,7 @@ test('a key is shown once and its session sees only its room', async () => {
   const a = await queue.createRoom({ slug: slug('keyroom'), name: 'Key room', targetUrl: 'https://shop.example.com/' });
   const b = await queue.createRoom({ slug: slug('other'), name: 'Other room', targetUrl: 'https://shop.example.com/' });
   const { ctx, page, problems } = await open();
-  await signIn(page, queue.adminToken);
-  await page.waitForSelector('#rooms');
+  await signedIn(page, queue.adminToken);
   await page.goto(`${queue.base}/admin/#/room/${a.site.id}/access`);
   await page.fill('#key-name', 'ci');
   await page.click('#key-name ~ button[type=submit]');
@@ -249,8 +228,7 @@ test('the dashboard reconnects by itself after the server restarts', async (t) =
     return;
   }
   const { ctx, page } = await open();
-  await signIn(page, queue.adminToken);
-  await page.waitForSelector('#rooms');
+  await signedIn(page, queue.adminToken);
   await page.goto(`${queue.base}/admin/#/room/${r.site.id}/live`);
   await page.waitForSelector('.conn[data-conn="live"]', { timeout: 15000 });
   // the dashboard may be back before restart() returns: watch from before
@@ -285,8 +263,7 @@ test('the self-regulating rate: the health test button, the ceiling and the adju
     const page = await ctx.newPage();
     page.on('dialog', (d) => d.accept());
     await page.goto(`${q.base}/admin/`);
-    await signIn(page, q.adminToken);
-    await page.waitForSelector('#rooms');
+    await signedIn(page, q.adminToken);
     // the test call from the settings, as the server requires before enabling
     await page.goto(`${q.base}/admin/#/room/${site.id}/settings`);
     await page.click('.health-test button');

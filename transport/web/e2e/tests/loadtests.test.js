@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { openConsole, signedIn } from '../lib/console.js';
 import { ensureArtifacts, launchBrowser, slug, startQueue, waitFor } from '../lib/harness.js';
 
 let queue;
@@ -25,23 +26,12 @@ after(async () => {
 });
 
 test('the operator runs a load test on a test room, watches it live and finds it in the history', async () => {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB' });
-  const page = await ctx.newPage();
-  const problems = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/WebSocket|Failed to load resource/.test(m.text())) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('dialog', (d) => d.accept());
-
   const testSlug = slug('lt');
   const { site: testRoom } = await queue.createRoom({ slug: testSlug, name: 'Load test room', targetUrl: 'https://shop.example.com/', ratePerMinute: 100000, active: true, test: true });
   await queue.createRoom({ slug: slug('shop'), name: 'Production room', targetUrl: 'https://shop.example.com/', active: true });
 
-  await page.goto(`${queue.base}/admin/`);
-  await page.fill('#token', queue.adminToken);
-  await page.click('#sign-in button[type=submit]');
-  await page.waitForSelector('#rooms');
+  const { ctx, page, problems } = await openConsole(browser, queue.base);
+  await signedIn(page, queue.adminToken);
   await page.click('#nav-loadtests');
   await page.waitForSelector('#lt-start-form');
 

@@ -1,0 +1,82 @@
+// Package nodetest starts real cluster nodes for the tests of the parts
+// built on them (the HTTP front, the live dashboard, the instance reports,
+// the Grafana dashboard's metrics): the real node, log and cipher, with
+// the test's own defaults filled in.
+package nodetest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/persistence/filelog"
+	"github.com/aditus-queue/aditus-queue/persistence/seal"
+)
+
+// Sealer is the real cipher under a fixed all-zero test key.
+var Sealer = func() *seal.Sealer {
+	s, err := seal.NewSealer(make([]byte, seal.KeySize))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// Logger logs warnings and errors to stderr, where go test shows them for
+// a failing test.
+func Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// Start starts cfg's node, a member unless cfg says otherwise, and stops
+// it gracefully when the test ends: a killed node keeps polling for
+// members and slows every later node of the process. Deps left zero are
+// filled in: the embedded log in a temporary directory (closed after the
+// node), Sealer, seal.HashSecret and Logger.
+func Start(t testing.TB, cfg node.Config) *node.Node {
+	t.Helper()
+	d := &cfg.Deps
+	if d.Log == nil {
+		l, err := filelog.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		d.Log = l
+	}
+	if d.Sealer == nil {
+		d.Sealer = Sealer
+	}
+	if d.Hash == nil {
+		d.Hash = seal.HashSecret
+	}
+	if d.Logger == nil {
+		d.Logger = Logger()
+	}
+	n, err := node.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		n.Stop(ctx)
+	})
+	return n
+}
+
+// Eventually polls cond until it holds, and fails the test when d passes
+// first: the way to wait for an event the test cannot be told of.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/token"
+)
+
+// joinLoad joins a room from a few goroutines until stopped, keeping the
+// highest number seen and the first tickets.
+type joinLoad struct {
+	mu      sync.Mutex
+	max     float64
+	count   int
+	tickets []string
+	grew    chan struct{} // signalled after each join
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func startJoinLoad(base, slug string) *joinLoad {
+	j := &joinLoad{grew: make(chan struct{}, 1), stop: make(chan struct{})}
+	for w := 0; w < 4; w++ {
+		j.wg.Add(1)
+		go func() {
+			defer j.wg.Done()
+			for {
+				select {
+				case <-j.stop:
+					return
+				default:
+				}
+				res, err := http.Post(base+"/queue/"+slug+"/join", "application/json", nil)
+				if err != nil {
+					return
+				}
+				var m map[string]any
+				_ = json.NewDecoder(res.Body).Decode(&m)
+				res.Body.Close()
+				if n, ok := m["number"].(float64); ok {
+					j.mu.Lock()
+					j.max, j.count = max(j.max, n), j.count+1
+					if len(j.tickets) < 5 {
+						j.tickets = append(j.tickets, m["ticket"].(string))
+					}
+					j.mu.Unlock()
+					select {
+					case j.grew <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	return j
+}
+
+func (j *joinLoad) joins() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.count
+}
+
+func (j *joinLoad) end() {
+	close(j.stop)
+	j.wg.Wait()
+}
+
+// A backup taken while visitors join, restored into a new node after more
+// joins: the new node hands out numbers above every number handed out
+// before, and tickets, tokens and keys from before still work.
+func TestBackupRestoreEndToEnd(t *testing.T) {
+	dir, image, restored := t.TempDir(), filepath.Join(t.TempDir(), "backup"), filepath.Join(t.TempDir(), "data")
+	const admin = "backup-admin"
+	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
+	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
+		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
+		// Every join of the load comes from loopback.
+		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
+	if st != 201 {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	secret := created["secret"].(string)
+	st, first := s.call("POST", "/queue/onsale/join", "", nil)
+	if st != 200 || first["admitted"] != true {
+		t.Fatalf("first join: %d %v", st, first)
+	}
+	st, tok := s.call("POST", "/queue/onsale/token", "", map[string]any{"ticket": first["ticket"]})
+	if st != 200 {
+		t.Fatalf("token: %d %v", st, tok)
+	}
+
+	load := startJoinLoad(s.base, "onsale")
+	waitJoins(t, load, 200)
+	out, err := exec.Command(binary(t), "backup", "--data-dir", dir, "--to", image).CombinedOutput()
+	if err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	waitJoins(t, load, load.joins()+500) // numbers the image cannot know
+	load.end()
+	s.term()
+	before := load.max
+
+	out, err = exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	if !strings.Contains(string(out), "onsale") {
+		t.Fatalf("restore did not name the room:\n%s", out)
+	}
+	s2 := startServer(t, restored, freeAddr(t), "--admin-token", admin)
+	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
+	if st != 200 {
+		t.Fatalf("join after restore: %d %v", st, j)
+	}
+	if n := j["number"].(float64); n <= before {
+		t.Fatalf("number %v after the restore, but %v was handed out before", n, before)
+	}
+	for _, tk := range append(load.tickets, first["ticket"].(string)) {
+		if st, m := s2.call("GET", "/queue/onsale/status?ticket="+tk, "", nil); st != 200 {
+			t.Fatalf("ticket from before the backup: %d %v", st, m)
+		}
+	}
+	if st, m := s2.call("GET", "/queue/onsale/verify?token="+tok["token"].(string), "", nil); st != 200 || m["valid"] != true {
+		t.Fatalf("token from before the backup: %d %v", st, m)
+	}
+	st, g := s2.call("POST", "/queue/onsale/token", "", map[string]any{"ticket": load.tickets[0]})
+	if st != 200 {
+		t.Fatalf("token for a ticket from before the backup: %d %v", st, g)
+	}
+	if _, err := token.Verify([]byte(secret), "onsale", g["token"].(string), time.Now()); err != nil {
+		t.Fatalf("token after the restore does not verify with the original secret: %v", err)
+	}
+	if out, err := exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput(); err == nil {
+		t.Fatalf("restore into a data directory in use succeeded:\n%s", out)
+	}
+}
+
+func waitJoins(t *testing.T, l *joinLoad, n int) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for l.joins() < n {
+		select {
+		case <-l.grew:
+		case <-deadline:
+			t.Fatalf("only %d joins of %d within a minute", l.joins(), n)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/aditus-queue/aditus-queue/actors/health"
+	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/filelog"
+	"github.com/aditus-queue/aditus-queue/persistence/seal"
+)
+
+// shutdownLimit bounds the whole ordered shutdown of a node.
+const shutdownLimit = 15 * time.Second
+
+// bootstrap is the start-up that serve and proxy share: logger, data
+// directory, listeners bound first, master key, event log, metrics and
+// the node itself; and the shutdown in order (stop accepting and drain,
+// then the caller's own parts, then the grains' final checkpoints, then
+// the log).
+type bootstrap struct {
+	c         *serveConfig
+	logger    *slog.Logger
+	publicURL string // without a trailing slash
+	sealer    *seal.Sealer
+	reg       *prometheus.Registry
+	guard     *health.Guard
+	ls        *listeners
+	elog      persistence.Log
+	node      *node.Node
+	roomGuard func() error // refuses new rooms while the embedded log's disk is short of space
+	stopped   bool
+}
+
+// begin sets up logging and the data directory and binds the listeners
+// named in binds (name, address pairs) before anything else starts, so a
+// busy port is one clear line. close undoes it on every error path.
+func begin(c *serveConfig, binds ...string) (*bootstrap, error) {
+	b := &bootstrap{c: c, logger: newLogger(c, os.Stderr), publicURL: strings.TrimRight(c.PublicURL, "/"), ls: newListeners(),
+		reg: prometheus.NewRegistry(), guard: &health.Guard{AllowPrivate: c.AllowPrivateHealthURLs}}
+	slog.SetDefault(b.logger)
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	for i := 0; i+1 < len(binds); i += 2 {
+		if _, err := b.ls.bind(binds[i], binds[i+1]); err != nil {
+			b.close()
+			return nil, err
+		}
+	}
+	var err error
+	if b.sealer, err = openSealer(c); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// peers splits --peers, dropping empty entries.
+func (c *serveConfig) peers() []string {
+	var out []string
+	for _, p := range strings.Split(c.Peers, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// startNode opens the event log (role actor) and starts the node with
+// every dependency, metrics included.
+func (b *bootstrap) startNode(ctx context.Context) error {
+	c := b.c
+	if c.has("actor") {
+		var err error
+		if b.elog, err = openLog(ctx, c); err != nil {
+			return err
+		}
+	}
+	b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if fl, ok := b.elog.(*filelog.Log); ok {
+		diskGauges(b.reg, fl)
+		b.roomGuard = freeSpaceGuard(fl, c.MinFreeDisk)
+	}
+	actorLog := b.logger.With("component", "protoactor")
+	if c.LogLevel != "debug" {
+		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
+	}
+	n, err := node.Start(node.Config{
+		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
+		HealthAddr: c.ClusterHealth, Peers: c.peers(), ActorLogger: actorLog,
+		Deps: node.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: node.NewMetrics(b.reg),
+			WriteQueue: c.RoomWriteQueue,
+			LoadTests:  node.LoadTestDeps{BaseURL: b.publicURL}, Health: health.NewHTTP(b.guard)},
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	b.node = n
+	return nil
+}
+
+// wait blocks until ctx ends (nil), a listener stops serving or the node
+// leaves the cluster (the reason).
+func (b *bootstrap) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-b.ls.Failed():
+		b.logger.Error("a listener failed; shutting the node down", "error", err)
+		return err
+	case <-b.node.Failed():
+		err := b.node.FailedErr()
+		b.logger.Error("leaving the cluster", "error", err)
+		return err
+	}
+}
+
+// stop shuts the node down in order: every listener stops accepting and
+// drains its requests, then parts (sockets, reporters) close, then the
+// grains write their final checkpoints as the node leaves, then the log
+// flushes and closes.
+func (b *bootstrap) stop(parts func(ctx context.Context)) {
+	b.logger.Info("shutting down")
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownLimit)
+	defer cancel()
+	b.ls.shutdown(ctx)
+	if parts != nil {
+		parts(ctx)
+	}
+	if b.node != nil {
+		b.node.Stop(ctx)
+	}
+	b.stopped = true
+	b.closeLog()
+}
+
+// close releases what begin and startNode took, on an error path before
+// stop: the node leaves, listeners close, the log closes.
+func (b *bootstrap) close() {
+	if b.stopped {
+		return
+	}
+	b.stopped = true
+	if b.node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownLimit)
+		b.node.Stop(ctx)
+		cancel()
+	}
+	for _, l := range b.ls.all {
+		_ = l.ln.Close()
+	}
+	b.closeLog()
+}
+
+func (b *bootstrap) closeLog() {
+	if b.elog != nil {
+		if err := b.elog.Close(); err != nil {
+			b.logger.Error("closing the event log", "error", err)
+		}
+		b.elog = nil
+	}
+}
