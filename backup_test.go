@@ -78,7 +78,7 @@ func (j *joinLoad) end() {
 // before, and tickets, tokens and keys from before still work.
 func TestBackupRestoreEndToEnd(t *testing.T) {
 	dir, image, restored := t.TempDir(), filepath.Join(t.TempDir(), "backup"), filepath.Join(t.TempDir(), "data")
-	const admin = "backup-admin"
+	const admin = "backup-admin-token-of-24-chars"
 	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
 	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
 		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,

@@ -89,6 +89,12 @@ func driveAnswers(c *docClient) {
 	c.call(204, "POST", "/queue/docs/heartbeat", "", map[string]any{"ticket": t2})
 	c.call(200, "POST", "/queue/docs/bypass", "", map[string]any{"code": code["code"]})
 	c.call(404, "POST", "/queue/docs/bypass", "", map[string]any{"code": "NOT-A-CODE"})
+	// This address's code attempts run out (ten at once): then 429, on both routes.
+	for range 8 {
+		c.call(404, "POST", "/queue/docs/bypass", "", map[string]any{"code": "NOT-A-CODE"})
+	}
+	c.call(429, "POST", "/queue/docs/bypass", "", map[string]any{"code": "NOT-A-CODE"})
+	c.call(429, "GET", "/queue/docs/enter?code=NOT-A-CODE", "", nil)
 	c.call(200, "GET", "/queue/docs/pow", "", nil)
 	c.call(200, "GET", "/queue/docs", "", nil)
 	c.call(404, "GET", "/queue/no-such-room", "", nil)

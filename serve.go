@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
@@ -47,6 +48,8 @@ type serveConfig struct {
 	ClusterHost, ClusterAdvertise, ClusterHealth, Peers            string
 	ClusterPort, KafkaPartitions, KafkaReplication                 int
 	LoadTestMaxRate, LoadTestMaxSeconds                            int
+	// MaxPageSockets bounds the waiting-page WebSockets of this node.
+	MaxPageSockets int
 	// RoomWriteQueue bounds each room's queue of writes asked for by
 	// callers (bypass codes, changes); beyond it they are answered busy.
 	RoomWriteQueue int
@@ -109,6 +112,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
 	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
 	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
+	num(&c.MaxPageSockets, "max-page-sockets", ws.DefaultPerNode, "most waiting-page WebSockets this node holds; beyond it pages poll (each socket is an open file)")
 	num(&c.RoomWriteQueue, "room-write-queue", node.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy")
 	allowPrivate := getenv(envName("allow-private-health-urls"))
 	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
@@ -153,6 +157,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
+	}
+	if c.MaxPageSockets < 1 {
+		return nil, fmt.Errorf("--max-page-sockets must be at least 1, not %d", c.MaxPageSockets)
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < minAdminToken {
 		return nil, fmt.Errorf("--admin-token (or AQ_ADMIN_TOKEN) is %d characters; it must be at least %d (or leave it unset: a token is generated and printed once)",
@@ -247,7 +254,13 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	hub := ws.NewHub(n.Views, logger, time.Now)
+	hub, err := ws.NewHub(n.Views, logger, time.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: c.MaxPageSockets})
+	if err != nil {
+		return fmt.Errorf("waiting-page sockets: %w", err)
+	}
+	b.reg.MustRegister(hub.Collectors()...)
+	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_presence_dropped_total",
+		Help: "Presence reports dropped because their room's sync message was full."}, func() float64 { return float64(n.Views.SeenDropped()) }))
 	console, err := dashboard.New(dashboard.Config{PublicURL: b.publicURL})
 	if err != nil {
 		return fmt.Errorf("console: %w", err)

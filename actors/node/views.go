@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -43,6 +44,8 @@ type Views struct {
 	seen      map[string]map[uint64]struct{}
 	listeners []func(id string, r *Room)
 	locked    lockedRooms
+	// seenDropped counts presence reports beyond maxSeenPerSync.
+	seenDropped atomic.Uint64
 
 	stopOnce sync.Once
 	done     chan struct{}
@@ -199,9 +202,17 @@ func (v *Views) ByID(ctx context.Context, id string) (*Room, error) {
 	return v.rooms[id], nil
 }
 
+// maxSeenPerSync bounds the presence reports of one room carried by one
+// sync: about half a megabyte of JSON, well under the cluster's message
+// limit. Beyond it a report is dropped and counted; a visitor reports again
+// within the grace period (a page every 20 s or so), so only a front
+// flooded far beyond its waiting visitors loses presence it needed.
+const maxSeenPerSync = 1 << 16
+
 // Seen records that number n of room id is present (heartbeat, socket);
 // reports are forwarded to the grain in the next sync, one message a
-// second per room.
+// second per room. Beyond maxSeenPerSync distinct numbers of a room in one
+// sync, reports are dropped (SeenDropped counts them).
 func (v *Views) Seen(id string, n uint64) {
 	v.mu.Lock()
 	s := v.seen[id]
@@ -209,11 +220,19 @@ func (v *Views) Seen(id string, n uint64) {
 		s = map[uint64]struct{}{}
 		v.seen[id] = s
 	}
-	if len(s) < 1_000_000 {
-		s[n] = struct{}{}
+	if _, dup := s[n]; !dup {
+		if len(s) < maxSeenPerSync {
+			s[n] = struct{}{}
+		} else {
+			v.seenDropped.Add(1)
+		}
 	}
 	v.mu.Unlock()
 }
+
+// SeenDropped returns how many presence reports were dropped because their
+// room's sync was full.
+func (v *Views) SeenDropped() uint64 { return v.seenDropped.Load() }
 
 func (v *Views) touch(id string, now time.Time) {
 	v.mu.RLock()

@@ -28,8 +28,12 @@ func normalizeCode(code string) string {
 }
 
 // handleBypass redeems a VIP code for an admission token (qnr 0, byp true).
-// A redemption takes no regular admission slot.
+// A redemption takes no regular admission slot. Every attempt costs one of
+// the client address's code budget (429 beyond it).
 func (s *Server) handleBypass(c echo.Context) error {
+	if err := s.codeAttempts.take(c); err != nil {
+		return err
+	}
 	var body struct {
 		Code string `json:"code"`
 	}

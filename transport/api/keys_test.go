@@ -141,7 +141,10 @@ func lockedRoutes(forged, forgedTicket, real string) []route {
 // serveNode serves the visitor API and the waiting page's socket of node n.
 func serveNode(t *testing.T, n *node.Node, reg *prometheus.Registry, clock *stillClock) *env {
 	t.Helper()
-	hub := ws.NewHub(n.Views, testLogger(), clock.Now)
+	hub, err := ws.NewHub(n.Views, testLogger(), clock.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: ws.DefaultPerNode})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: reg, Now: clock.Now, Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())

@@ -85,6 +85,7 @@ type Server struct {
 	healthGuard    *health.Guard
 	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
+	codeAttempts   *codeAttempts
 	// budgets are the rooms' budgets of new numbers per address.
 	budgets *joinBudgets
 }
@@ -115,6 +116,10 @@ func New(cfg Config) *Server {
 	}
 	if s.healthGuard == nil {
 		s.healthGuard = &health.Guard{}
+	}
+	var err error
+	if s.codeAttempts, err = newCodeAttempts(cfg.Clients, cfg.Now); err != nil {
+		panic(err) // codeBudget is a constant: this is a programming error
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -425,6 +425,11 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
+	if c.QueryParam("code") != "" {
+		if err := s.codeAttempts.take(c); err != nil {
+			return err
+		}
+	}
 	if code := normalizeCode(c.QueryParam("code")); code != "" && len(code) <= 100 {
 		// A valid code goes straight through; an invalid one falls through
 		// to the normal path with no hint.

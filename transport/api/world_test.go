@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
 
 // stillClock stands still until advanced. Grains tick in real time but
@@ -142,12 +144,16 @@ func (w *world) waitAnswer(t *testing.T) {
 	}
 }
 
+// loopbackProxy trusts the test's own loopback as a proxy, so a test can
+// send requests from other client addresses with X-Forwarded-For.
+var loopbackProxy = clientaddr.NewResolver([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")})
+
 // front serves HTTP from node n (a member or a front-only node).
 func (w *world) front(t *testing.T, n *node.Node) *env {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
-		Registry: reg, Now: w.clock.Now})
+		Registry: reg, Now: w.clock.Now, Clients: loopbackProxy})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, registry: reg}

@@ -8,6 +8,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,14 +19,44 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
+	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
 
-// Config is a loaded configuration: hosts by name.
+// Config is a loaded configuration: hosts by name, and how the proxy
+// treats the network in front of it.
 type Config struct {
-	Hosts map[string]*Host
+	Hosts  map[string]*Host
+	Server Server
 }
+
+// Server is the `server { … }` block: what the proxy believes of the
+// requests' forwarding headers.
+type Server struct {
+	// TrustedProxies are the load balancers in front of the proxy:
+	// X-Forwarded-For and X-Forwarded-Proto are honoured only from them.
+	// Empty: every peer is a client and no such header is believed.
+	TrustedProxies []netip.Prefix
+	// CookieSecure decides the visitor cookie's Secure attribute.
+	CookieSecure CookieSecure
+}
+
+// CookieSecure is `cookie_secure`: true, false or "auto".
+type CookieSecure int
+
+const (
+	// CookieSecureAuto marks the cookie Secure when the visitor reached us
+	// over TLS: this proxy's own, or a trusted proxy's X-Forwarded-Proto
+	// https.
+	CookieSecureAuto CookieSecure = iota
+	// CookieSecureAlways always marks it Secure (the site is HTTPS only).
+	CookieSecureAlways
+	// CookieSecureNever never does (plain-HTTP test set-ups).
+	CookieSecureNever
+)
 
 // Host is one `host "name" { … }` block.
 type Host struct {
@@ -56,12 +87,16 @@ type RoomRule struct {
 	Priority int
 }
 
-// Bypass is a rule's `bypass` list: requests whose User-Agent contains one
-// of UserAgents or whose path starts with one of Paths pass untouched, if
-// they also match the rule's Prefixes (when any).
+// Bypass is a rule's `bypass` list: requests whose path starts with one of
+// Paths pass untouched, if they also match the rule's Prefixes (when any);
+// so do requests whose User-Agent contains one of UserAgents, when the
+// client's address is verified as that crawler's (Crawlers[i] for
+// UserAgents[i]), or without verification when Unverified is set.
 type Bypass struct {
 	Prefixes   []string
 	UserAgents []string
+	Crawlers   []*crawler.Crawler
+	Unverified bool
 	Paths      []string
 }
 
@@ -88,7 +123,14 @@ type Room struct {
 // The HCL schema, decoded with gohcl: an unknown block or attribute is a
 // diagnostic naming its file and line.
 type fileSchema struct {
-	Hosts []hostSchema `hcl:"host,block"`
+	Servers []serverSchema `hcl:"server,block"`
+	Hosts   []hostSchema   `hcl:"host,block"`
+}
+
+type serverSchema struct {
+	TrustedProxies []string       `hcl:"trusted_proxies,optional"`
+	CookieSecure   hcl.Expression `hcl:"cookie_secure,optional"`
+	Range          hcl.Range      `hcl:",def_range"`
 }
 
 type hostSchema struct {
@@ -148,8 +190,10 @@ type thenSchema struct {
 }
 
 type bypassSchema struct {
-	UserAgents []string `hcl:"user_agents,optional"`
-	Paths      []string `hcl:"paths,optional"`
+	UserAgents []string  `hcl:"user_agents,optional"`
+	Unverified *bool     `hcl:"unverified,optional"`
+	Paths      []string  `hcl:"paths,optional"`
+	Range      hcl.Range `hcl:",def_range"`
 }
 
 // Load reads and checks the configuration file at path. Its error is one
@@ -175,6 +219,18 @@ func Parse(path string, src []byte) (*Config, error) {
 	}
 	base := filepath.Dir(path)
 	cfg := &Config{Hosts: map[string]*Host{}}
+	switch len(fs.Servers) {
+	case 0:
+	case 1:
+		srv, err := buildServer(fs.Servers[0])
+		if err != nil {
+			return nil, err
+		}
+		cfg.Server = srv
+	default:
+		r := fs.Servers[1].Range
+		return nil, fmt.Errorf("%s:%d: server is defined twice", r.Filename, r.Start.Line)
+	}
 	for _, hs := range fs.Hosts {
 		name := strings.ToLower(hs.Name)
 		if _, dup := cfg.Hosts[name]; dup {
@@ -244,10 +300,11 @@ func buildLocation(host, base string, ls locationSchema) (*Location, error) {
 			}
 		}
 		if rs.Bypass != nil {
-			if len(rs.Bypass.UserAgents) == 0 && len(rs.Bypass.Paths) == 0 {
-				return nil, at(rs.Range, "rule %q: bypass needs user_agents or paths", rs.Name)
+			b, err := buildBypass(rs.Bypass, prefixes)
+			if err != nil {
+				return nil, at(rs.Bypass.Range, "rule %q: %v", rs.Name, err)
 			}
-			l.Bypass = append(l.Bypass, Bypass{Prefixes: prefixes, UserAgents: rs.Bypass.UserAgents, Paths: rs.Bypass.Paths})
+			l.Bypass = append(l.Bypass, b)
 		}
 		if rs.Then == nil || rs.Then.WaitingRoom == nil {
 			if rs.Bypass == nil {
@@ -331,6 +388,62 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		r.Page = b
 	}
 	return r, nil
+}
+
+func buildServer(ss serverSchema) (Server, error) {
+	at := func(r hcl.Range, format string, a ...any) error {
+		return fmt.Errorf("%s:%d: %s", r.Filename, r.Start.Line, fmt.Sprintf(format, a...))
+	}
+	var srv Server
+	p, err := clientaddr.ParsePrefixes(ss.TrustedProxies)
+	if err != nil {
+		return srv, at(ss.Range, "server: trusted_proxies: %v", err)
+	}
+	srv.TrustedProxies = p
+	if ss.CookieSecure == nil {
+		return srv, nil
+	}
+	v, diags := ss.CookieSecure.Value(nil)
+	if diags.HasErrors() {
+		return srv, diagError(diags)
+	}
+	if v.IsNull() {
+		return srv, nil
+	}
+	r := ss.CookieSecure.Range()
+	switch {
+	case v.Type() == cty.Bool && v.True():
+		srv.CookieSecure = CookieSecureAlways
+	case v.Type() == cty.Bool:
+		srv.CookieSecure = CookieSecureNever
+	case v.Type() == cty.String && v.AsString() == "auto":
+	default:
+		return srv, at(r, `server: cookie_secure must be true, false or "auto"`)
+	}
+	return srv, nil
+}
+
+// buildBypass checks a bypass block: every user_agents entry must name a
+// crawler that can be verified by DNS, unless unverified = true says that
+// anyone sending it may pass.
+func buildBypass(bs *bypassSchema, prefixes []string) (Bypass, error) {
+	b := Bypass{Prefixes: prefixes, UserAgents: bs.UserAgents, Paths: bs.Paths}
+	if len(bs.UserAgents) == 0 && len(bs.Paths) == 0 {
+		return b, errors.New("bypass needs user_agents or paths")
+	}
+	b.Unverified = bs.Unverified != nil && *bs.Unverified
+	for _, ua := range bs.UserAgents {
+		if ua == "" {
+			return b, errors.New("user_agents: an empty entry would match every request")
+		}
+		c := crawler.ByUserAgent(ua)
+		if c == nil && !b.Unverified {
+			return b, fmt.Errorf("user_agents %q names no crawler that can be verified by DNS (%s); "+
+				"write unverified = true next to it to let anyone who sends it skip the line", ua, crawler.Names())
+		}
+		b.Crawlers = append(b.Crawlers, c)
+	}
+	return b, nil
 }
 
 // upstreamURL accepts the seed's "host:port" or a full http(s) URL.

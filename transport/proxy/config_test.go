@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,12 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"rule without name", "host \"a\" {\n location \"/\" {\n  upstream \"x:1\" {}\n  rule \"r\" {\n   then {\n    waiting_room {\n     active = 2\n     on_store_error = \"wait\"\n    }\n   }\n  }\n }\n}\n", "f.hcl:6: rule \"r\": a rule's waiting_room needs a name"},
 		{"syntax", "host \"a\" {\n location \"/\" {\n", "f.hcl:"},
 		{"no upstream", "host \"a\" {\n location \"/\" {\n }\n}\n", "f.hcl:2: location \"/\": needs an upstream or static_files block"},
+		{"bad trusted proxy", "server {\n trusted_proxies = [\"10.0.0.0/33\"]\n}\n", `f.hcl:1: server: trusted_proxies: trusted proxy "10.0.0.0/33"`},
+		{"cookie_secure yes", "server {\n cookie_secure = \"yes\"\n}\n", `f.hcl:2: server: cookie_secure must be true, false or "auto"`},
+		{"cookie_secure number", "server {\n cookie_secure = 1\n}\n", `f.hcl:2: server: cookie_secure must be true, false or "auto"`},
+		{"two servers", "server {}\nserver {}\n", "f.hcl:2: server is defined twice"},
+		{"unverifiable user agent", "host \"a\" {\n location \"/\" {\n  upstream \"x:1\" {}\n  rule \"r\" {\n   bypass {\n    user_agents = [\"MyMonitor\"]\n   }\n  }\n }\n}\n", `f.hcl:5: rule "r": user_agents "MyMonitor" names no crawler that can be verified by DNS`},
+		{"empty user agent", "host \"a\" {\n location \"/\" {\n  upstream \"x:1\" {}\n  rule \"r\" {\n   bypass {\n    user_agents = [\"\"]\n    unverified = true\n   }\n  }\n }\n}\n", `f.hcl:5: rule "r": user_agents: an empty entry`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("f.hcl", []byte(tc.src))
@@ -87,5 +94,47 @@ func TestPagePlaceholders(t *testing.T) {
 	}
 	if got := string(p.render(0, 0, 10)); got != "<meta content=\"10\">…/… {other} {" {
 		t.Fatalf("store down: got %q", got)
+	}
+}
+
+func TestServerBlockAndBypass(t *testing.T) {
+	src := `server {
+  trusted_proxies = ["10.0.0.0/8", "192.0.2.7", "2001:db8::/32"]
+  cookie_secure   = true
+}
+host "a" {
+  location "/" {
+    upstream "x:1" {}
+    rule "robots" {
+      bypass { user_agents = ["Googlebot", "bingbot"] }
+    }
+    rule "monitor" {
+      bypass {
+        user_agents = ["MyMonitor"]
+        unverified  = true
+      }
+    }
+  }
+}
+`
+	cfg, err := Parse("f.hcl", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(cfg.Server.TrustedProxies); got != "[10.0.0.0/8 192.0.2.7/32 2001:db8::/32]" || cfg.Server.CookieSecure != CookieSecureAlways {
+		t.Fatalf("server: got %s %v", got, cfg.Server.CookieSecure)
+	}
+	b := cfg.Hosts["a"].Locations[0].Bypass
+	if len(b) != 2 || b[0].Unverified || b[0].Crawlers[0].Name != "Googlebot" || b[0].Crawlers[1].Name != "Bingbot" || !b[1].Unverified {
+		t.Fatalf("bypass: got %+v", b)
+	}
+	for mode, want := range map[string]CookieSecure{`"auto"`: CookieSecureAuto, "false": CookieSecureNever, "true": CookieSecureAlways} {
+		cfg, err := Parse("f.hcl", []byte("server {\n cookie_secure = "+mode+"\n}\n"))
+		if err != nil || cfg.Server.CookieSecure != want {
+			t.Errorf("cookie_secure = %s: got %v %v, want %v", mode, cfg, err, want)
+		}
+	}
+	if cfg, err := Parse("f.hcl", nil); err != nil || cfg.Server.CookieSecure != CookieSecureAuto || cfg.Server.TrustedProxies != nil {
+		t.Fatalf("no server block: got %+v %v, want auto and no trusted proxy", cfg, err)
 	}
 }

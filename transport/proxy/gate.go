@@ -28,6 +28,9 @@ type gate struct {
 	store      Store
 	now        func() time.Time
 	log        *slog.Logger
+	// secure decides the cookie's Secure attribute (cookie_secure; until
+	// New sets it, TLS to this proxy alone).
+	secure func(*http.Request) bool
 
 	box atomic.Pointer[cookieBox]
 	// keyMu serialises fetching the key from the store.
@@ -47,7 +50,8 @@ type gate struct {
 func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gate, error) {
 	id := node.CapacityID(r.Host, r.Name)
 	g := &gate{room: r, id: id, cookieName: "aq_" + id[1:13], store: store, now: now, log: log.With("room", r.Name, "host", r.Host),
-		pending: map[[visitorSize]byte]struct{}{}, released: map[[visitorSize]byte]int64{}}
+		pending: map[[visitorSize]byte]struct{}{}, released: map[[visitorSize]byte]int64{},
+		secure: func(r *http.Request) bool { return r.TLS != nil }}
 	src := r.Page
 	if src == nil {
 		src = builtinPage
@@ -169,7 +173,7 @@ func (g *gate) wait(w http.ResponseWriter, position, waiting int) {
 
 func (g *gate) setCookie(w http.ResponseWriter, r *http.Request, box *cookieBox, v Visitor) {
 	http.SetCookie(w, &http.Cookie{Name: g.cookieName, Value: box.seal(v), Path: "/", HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+		Secure: g.secure(r), SameSite: http.SameSiteLaxMode})
 }
 
 func (g *gate) touch(id [visitorSize]byte) {
@@ -218,7 +222,7 @@ func (g *gate) release(ctx context.Context, r *http.Request, v Visitor) *http.Co
 	box := g.box.Load()
 	v.Expires = 0
 	return &http.Cookie{Name: g.cookieName, Value: box.seal(v), Path: "/", HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode}
+		Secure: g.secure(r), SameSite: http.SameSiteLaxMode}
 }
 
 // flush sends the visitors seen since the last flush as one Touch, and

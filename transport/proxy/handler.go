@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
 
 // ReleaseHeader, answered "1" by the upstream, frees the visitor's slot at
@@ -31,6 +33,9 @@ type Options struct {
 	// needed by blocks naming a rate room.
 	RateRooms RateRooms
 	PublicURL string
+	// DNS verifies crawlers for user_agents bypass rules (default:
+	// net.DefaultResolver).
+	DNS crawler.Resolver
 }
 
 // UpstreamTransport is the default transport to upstreams: the standard
@@ -46,6 +51,7 @@ func UpstreamTransport() *http.Transport {
 type Handler struct {
 	hosts map[string][]*route
 	gates []*gate
+	front *front
 	log   *slog.Logger
 	stop  chan struct{}
 	wg    sync.WaitGroup
@@ -85,7 +91,14 @@ func New(cfg *Config, o Options) (*Handler, error) {
 	if o.Transport == nil {
 		o.Transport = UpstreamTransport()
 	}
-	h := &Handler{hosts: map[string][]*route{}, log: o.Logger, stop: make(chan struct{})}
+	if o.DNS == nil {
+		o.DNS = net.DefaultResolver
+	}
+	fr, err := newFront(cfg.Server, o)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{hosts: map[string][]*route{}, front: fr, log: o.Logger, stop: make(chan struct{})}
 	gates := map[string]*gate{}
 	for name, host := range cfg.Hosts {
 		for _, loc := range host.Locations {
@@ -106,6 +119,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 					if g, err = newGate(rr.Room, o.Store, o.Now, o.Logger); err != nil {
 						return nil, err
 					}
+					g.secure = fr.cookieSecure
 					gates[key] = g
 					h.gates = append(h.gates, g)
 				}
@@ -113,11 +127,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 			}
 			if loc.Upstream != nil {
 				rp := &httputil.ReverseProxy{
-					Rewrite: func(pr *httputil.ProxyRequest) {
-						pr.SetURL(loc.Upstream)
-						pr.SetXForwarded()
-						pr.Out.Host = pr.In.Host
-					},
+					Rewrite:        func(pr *httputil.ProxyRequest) { fr.rewrite(pr, loc.Upstream) },
 					Transport:      o.Transport,
 					ModifyResponse: h.modifyResponse,
 					ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -183,7 +193,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not found: no site is configured here for this address.", http.StatusNotFound)
 		return
 	}
-	if bypassed(rt.loc.Bypass, path, r.UserAgent()) {
+	h.front.scrub(r)
+	if h.front.bypassed(r, rt.loc.Bypass, path) {
 		rt.next.ServeHTTP(w, r)
 		return
 	}
@@ -239,25 +250,6 @@ func matchPrefix(prefixes []string, path string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(path, p) {
 			return true
-		}
-	}
-	return false
-}
-
-func bypassed(list []Bypass, path, ua string) bool {
-	for _, b := range list {
-		if !matchPrefix(b.Prefixes, path) {
-			continue
-		}
-		for _, p := range b.Paths {
-			if strings.HasPrefix(path, p) {
-				return true
-			}
-		}
-		for _, a := range b.UserAgents {
-			if a != "" && strings.Contains(ua, a) {
-				return true
-			}
 		}
 	}
 	return false

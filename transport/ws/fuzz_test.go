@@ -32,7 +32,12 @@ func socketServer(f *testing.F) (wsURL, ticket string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	hub := ws.NewHub(n.Views, log, time.Now)
+	// Limits well above what one fuzzing process holds at once: a closed
+	// socket leaves the hub a moment after the client sees it closed.
+	hub, err := ws.NewHub(n.Views, log, time.Now, ws.Limits{PerTicket: 64, PerNode: 1024})
+	if err != nil {
+		f.Fatal(err)
+	}
 	s := api.New(api.Config{Node: n, PublicURL: "http://x", AdminTokenHash: sha("admin"), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry(), Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -62,6 +63,8 @@ const (
 	// presenceEvery is how often open sockets count as presence for
 	// abandon detection.
 	presenceEvery = 20 * time.Second
+	// closeWait bounds how long Close waits for the sockets' goroutines.
+	closeWait = 5 * time.Second
 )
 
 // Hub holds every socket of this node.
@@ -70,14 +73,31 @@ type Hub struct {
 	log      *slog.Logger
 	now      func() time.Time
 	upgrader websocket.Upgrader
+	limits   Limits
+
+	refused                    *prometheus.CounterVec
+	refusedNode, refusedTicket prometheus.Counter
 
 	mu sync.Mutex
-	// mu guards rooms and changedRooms.
+	// mu guards rooms, changedRooms, sockets, upgrading, tickets and
+	// closed. A socket joins its room under mu, so no broadcast can remove
+	// the room in between.
 	rooms map[string]*roomHub
 	// changedRooms are the rooms changed since the loop last looked;
 	// kick (one slot) wakes the loop for them.
 	changedRooms map[string]*roomHub
 	kick         chan struct{}
+	// sockets are the joined sockets; upgrading counts upgrades under way;
+	// tickets counts both by ticket.
+	sockets   map[*client]struct{}
+	upgrading int
+	tickets   map[ticketKey]int
+	closed    bool
+
+	// beforeJoin, when set (tests), runs as a socket starts to join,
+	// before the hub lock is taken.
+	beforeJoin func()
+	closeWait  time.Duration
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -101,6 +121,7 @@ type client struct {
 	rh     *roomHub
 	conn   *websocket.Conn
 	number uint64
+	ticket ticketKey
 
 	mu sync.Mutex
 	// mu guards closed, writing and queue: frames are queued, and a writer
@@ -149,10 +170,14 @@ func (c *client) goAway() {
 	_ = c.conn.Close()
 }
 
-// NewHub starts the broadcaster; Close stops it.
-func NewHub(views *node.Views, log *slog.Logger, now func() time.Time) *Hub {
-	h := &Hub{views: views, log: log, now: now, rooms: map[string]*roomHub{}, changedRooms: map[string]*roomHub{},
-		kick: make(chan struct{}, 1), done: make(chan struct{})}
+// NewHub starts the broadcaster; Close stops it. It refuses limits that
+// are not set.
+func NewHub(views *node.Views, log *slog.Logger, now func() time.Time, limits Limits) (*Hub, error) {
+	if err := limits.check(); err != nil {
+		return nil, err
+	}
+	h := newHub(log, now, limits)
+	h.views = views
 	h.upgrader = websocket.Upgrader{
 		ReadBufferSize: 256, WriteBufferSize: 1024, WriteBufferPool: &sync.Pool{},
 		HandshakeTimeout: 10 * time.Second,
@@ -162,6 +187,15 @@ func NewHub(views *node.Views, log *slog.Logger, now func() time.Time) *Hub {
 	views.OnChange(h.changed)
 	h.wg.Add(1)
 	go h.loop()
+	return h, nil
+}
+
+// newHub is a hub's state, without its views or broadcaster.
+func newHub(log *slog.Logger, now func() time.Time, limits Limits) *Hub {
+	h := &Hub{log: log, now: now, limits: limits, rooms: map[string]*roomHub{}, changedRooms: map[string]*roomHub{},
+		sockets: map[*client]struct{}{}, tickets: map[ticketKey]int{}, closeWait: closeWait,
+		kick: make(chan struct{}, 1), done: make(chan struct{}), refused: newRefused()}
+	h.refusedNode, h.refusedTicket = h.refused.WithLabelValues("node"), h.refused.WithLabelValues("ticket")
 	return h
 }
 
@@ -210,12 +244,21 @@ func (h *Hub) handleSocket(c echo.Context) error {
 	if o := c.Request().Header.Get("Origin"); o != "" && !h.originAllowed(c, o, r) {
 		return jsonError(c, http.StatusForbidden, "forbidden", "This origin may not open the socket.")
 	}
+	key := ticketKey{room: r.View.ID, number: n}
+	if err := h.reserve(key); err != nil {
+		return refuse(c, err)
+	}
 	conn, err := h.upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
+		h.unreserve(key)
 		return nil // the upgrader has answered
 	}
-	cl := &client{hub: h, conn: conn, number: n, queue: make([]*websocket.PreparedMessage, 0, sendBuffer)}
+	cl := &client{hub: h, conn: conn, number: n, ticket: key, queue: make([]*websocket.PreparedMessage, 0, sendBuffer)}
 	rh := h.join(r, cl)
+	if rh == nil {
+		cl.close() // the hub closed during the upgrade
+		return nil
+	}
 	if pm := h.prepare(r); pm != nil {
 		cl.offer(pm)
 	}
@@ -244,14 +287,27 @@ func hostOnly(hostport string) string {
 	return hostport
 }
 
+// join turns cl's reservation into a socket of room r. The socket is added
+// under the hub's lock, so no broadcast can remove the room's entry between
+// the lookup and the add (a socket in a removed entry gets no frame again).
+// It returns nil, and gives the reservation back, once the hub is closed.
 func (h *Hub) join(r *node.Room, cl *client) *roomHub {
+	if h.beforeJoin != nil {
+		h.beforeJoin()
+	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.upgrading--
+	if h.closed {
+		h.releaseTicketLocked(cl.ticket)
+		return nil
+	}
 	rh := h.rooms[r.View.ID]
 	if rh == nil {
 		rh = &roomHub{conns: map[*client]struct{}{}, latest: r}
 		h.rooms[r.View.ID] = rh
 	}
-	h.mu.Unlock()
+	h.sockets[cl] = struct{}{}
 	rh.mu.Lock()
 	cl.rh = rh
 	rh.conns[cl] = struct{}{}
@@ -259,10 +315,18 @@ func (h *Hub) join(r *node.Room, cl *client) *roomHub {
 	return rh
 }
 
+// leave removes cl from the hub and closes it; a second call does nothing
+// more.
 func (h *Hub) leave(rh *roomHub, cl *client) {
+	h.mu.Lock()
+	if _, ok := h.sockets[cl]; ok {
+		delete(h.sockets, cl)
+		h.releaseTicketLocked(cl.ticket)
+	}
 	rh.mu.Lock()
 	delete(rh.conns, cl)
 	rh.mu.Unlock()
+	h.mu.Unlock()
 	cl.close()
 }
 
@@ -421,31 +485,45 @@ func (h *Hub) sendLocked(rh *roomHub, now time.Time) {
 	}
 }
 
-// Sockets returns how many sockets are open on this node.
+// Sockets returns how many sockets this node holds, upgrades under way
+// included (as the per-node limit counts them).
 func (h *Hub) Sockets() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := 0
-	for _, rh := range h.rooms {
-		rh.mu.Lock()
-		n += len(rh.conns)
-		rh.mu.Unlock()
-	}
-	return n
+	return len(h.sockets) + h.upgrading
 }
 
-// Close drops every socket and stops the broadcaster.
-func (h *Hub) Close() {
-	close(h.done)
+// Close refuses new sockets, drops every socket and stops the broadcaster.
+// It waits for the sockets' goroutines at most closeWait, so that a stuck
+// connection cannot hold up the node's shutdown; it reports whether they
+// all ended.
+func (h *Hub) Close() bool {
 	h.mu.Lock()
-	for _, rh := range h.rooms {
-		rh.mu.Lock()
-		for cl := range rh.conns {
-			cl.close()
-			_ = cl.conn.Close()
-		}
-		rh.mu.Unlock()
+	if h.closed {
+		h.mu.Unlock()
+		return true
+	}
+	h.closed = true
+	conns := make([]*client, 0, len(h.sockets))
+	for cl := range h.sockets {
+		conns = append(conns, cl)
 	}
 	h.mu.Unlock()
-	h.wg.Wait()
+	close(h.done)
+	for _, cl := range conns {
+		cl.close()
+		_ = cl.conn.Close()
+	}
+	ended := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+		return true
+	case <-time.After(h.closeWait):
+		h.log.Warn("waiting-page sockets did not end in time", "wait", h.closeWait)
+		return false
+	}
 }

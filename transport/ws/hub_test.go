@@ -51,19 +51,30 @@ func call(t *testing.T, method, url string, body any) map[string]any {
 	return m
 }
 
-func TestSocketsReceiveRoomFrames(t *testing.T) {
+// startHub starts a node with the socket hub under limits, its API on a
+// test server, and stops them when the test ends.
+func startHub(t *testing.T, limits ws.Limits) (*httptest.Server, *ws.Hub) {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Kill()
-	hub := ws.NewHub(n.Views, log, time.Now)
-	defer hub.Close()
+	t.Cleanup(n.Kill)
+	hub, err := ws.NewHub(n.Views, log, time.Now, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hub.Close() })
 	s := api.New(api.Config{Node: n, PublicURL: "http://x", AdminTokenHash: sha("admin"), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry(), Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv, hub
+}
+
+func TestSocketsReceiveRoomFrames(t *testing.T) {
+	srv, hub := startHub(t, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: ws.DefaultPerNode})
 
 	created := call(t, "POST", srv.URL+"/api/admin/queue/sites", map[string]any{"slug": "live", "name": "Live", "ratePerMinute": 1, "active": true})
 	site := created["site"].(map[string]any)
@@ -123,4 +134,78 @@ func TestSocketsReceiveRoomFrames(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Sockets beyond a ticket's or the node's limit are refused before the
+// upgrade with the contract's JSON error and a Retry-After, and counted.
+func TestSocketLimits(t *testing.T) {
+	srv, hub := startHub(t, ws.Limits{PerTicket: 2, PerNode: 3})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(hub.Collectors()...)
+	call(t, "POST", srv.URL+"/api/admin/queue/sites", map[string]any{"slug": "live", "name": "Live", "ratePerMinute": 1, "active": true})
+	var tickets []string
+	for i := 0; i < 3; i++ {
+		tickets = append(tickets, call(t, "POST", srv.URL+"/queue/live/join", nil)["ticket"].(string))
+	}
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + "/queue/live/ws?ticket="
+	open := func(tk string) *websocket.Conn {
+		t.Helper()
+		c, _, err := websocket.DefaultDialer.Dial(wsURL+tk, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	refused := func(tk string, status int, code string) {
+		t.Helper()
+		_, res, err := websocket.DefaultDialer.Dial(wsURL+tk, nil)
+		if err == nil || res == nil {
+			t.Fatalf("socket opened, want %d %s", status, code)
+		}
+		defer res.Body.Close()
+		var e struct{ Error, Message string }
+		_ = json.NewDecoder(res.Body).Decode(&e)
+		if res.StatusCode != status || e.Error != code || e.Message == "" || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("got %d %+v Retry-After %q, want %d %s with Retry-After", res.StatusCode, e, res.Header.Get("Retry-After"), status, code)
+		}
+	}
+	first := open(tickets[0])
+	open(tickets[0])
+	refused(tickets[0], http.StatusTooManyRequests, "too_many_sockets")
+	open(tickets[1])
+	refused(tickets[2], http.StatusServiceUnavailable, "busy")
+
+	want := map[string]float64{"aditus_queue_page_sockets": 3,
+		`aditus_queue_page_sockets_refused_total{reason="ticket"}`: 1, `aditus_queue_page_sockets_refused_total{reason="node"}`: 1}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			name := mf.GetName()
+			for _, l := range m.GetLabel() {
+				name += `{` + l.GetName() + `="` + l.GetValue() + `"}`
+			}
+			got[name] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+
+	// A socket that leaves gives its place back.
+	first.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for hub.Sockets() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("closed socket not dropped: %d", hub.Sockets())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	open(tickets[2])
 }
