@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/aditus-queue/aditus-queue/actors/beacon"
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -94,12 +96,15 @@ func (b *bootstrap) startNode(ctx context.Context) error {
 	if c.LogLevel != "debug" {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
 	}
+	deps := node.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: node.NewMetrics(b.reg),
+		WriteQueue: c.RoomWriteQueue, LoadTests: node.LoadTestDeps{BaseURL: b.publicURL}, Health: health.NewHTTP(b.guard),
+		BeaconWait: time.Duration(c.BeaconWaitSeconds) * time.Second}
+	if err := openBeacon(ctx, c.BeaconURL, &deps); err != nil {
+		return err
+	}
 	n, err := node.Start(node.Config{
 		Member: c.has("actor"), Host: c.ClusterHost, Port: c.ClusterPort, AdvertisedHost: c.ClusterAdvertise,
-		HealthAddr: c.ClusterHealth, Peers: c.peers(), ActorLogger: actorLog,
-		Deps: node.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: node.NewMetrics(b.reg),
-			WriteQueue: c.RoomWriteQueue,
-			LoadTests:  node.LoadTestDeps{BaseURL: b.publicURL}, Health: health.NewHTTP(b.guard)},
+		HealthAddr: c.ClusterHealth, Peers: c.peers(), ActorLogger: actorLog, Deps: deps,
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
@@ -168,4 +173,22 @@ func (b *bootstrap) closeLog() {
 		}
 		b.elog = nil
 	}
+}
+
+// openBeacon reads and checks the drand chain at url (nothing without one):
+// a node told to use a beacon it cannot read does not start.
+func openBeacon(ctx context.Context, url string, deps *node.Deps) error {
+	if url == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	cl, err := beacon.Open(ctx, url)
+	if err != nil {
+		return fmt.Errorf("--beacon-url: %w", err)
+	}
+	deps.Beacon = cl
+	ch := cl.Chain()
+	deps.Logger.Info("draws mix in a drand beacon", "chain", hex.EncodeToString(ch.Hash), "scheme", ch.Scheme, "period", ch.PeriodSeconds)
+	return nil
 }

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/adhocore/gronx v1.20.4
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
+	github.com/cloudflare/circl v1.6.5
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/gorilla/websocket v1.5.3
 	github.com/hashicorp/hcl/v2 v2.25.0

@@ -66,6 +66,8 @@ func main() {
 		}
 	case "bench":
 		os.Exit(bench.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "draw":
+		os.Exit(runDraw(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "version", "--version", "-version":
 		fmt.Println("aditus-queue", version)
 	case "help", "--help", "-h", "-help":
@@ -87,6 +89,7 @@ commands:
   restore   install a backup into a new data directory (aditus-queue restore --from DIR --data-dir D)
   log       what the embedded log holds and what retention would drop (aditus-queue log inspect --data-dir D)
   bench     load tests and benchmarks (aditus-queue bench --help)
+  draw      check a room's draw from outside (aditus-queue draw verify URL [--number N])
   version   print the version
 `)
 }

@@ -86,6 +86,7 @@ func driveAnswers(c *docClient) {
 	c.call(200, "GET", "/queue/docs/verify?token="+url.QueryEscape(jwt), "", nil)
 	c.call(401, "GET", "/queue/docs/verify?token=forged", "", nil)
 	c.call(200, "GET", "/queue/docs/info", "", nil)
+	driveDraw(c)
 	c.call(204, "POST", "/queue/docs/heartbeat", "", map[string]any{"ticket": t2})
 	c.call(200, "POST", "/queue/docs/bypass", "", map[string]any{"code": code["code"]})
 	c.call(404, "POST", "/queue/docs/bypass", "", map[string]any{"code": "NOT-A-CODE"})
@@ -198,6 +199,25 @@ func driveAnswers(c *docClient) {
 		c.call(204, "DELETE", sites+"/"+gone["site"].(map[string]any)["id"].(string), admin, nil)
 	}
 	c.call(404, "DELETE", sites+"/no-such-room", admin, nil)
+}
+
+// driveDraw drives the draw's answers: none, sealed, revealed (the node
+// has no beacon: the draw is made with the key alone at the opening).
+func driveDraw(c *docClient) {
+	c.call(404, "GET", "/queue/docs/draw", "", nil)
+	opens := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	c.call(201, "POST", "/api/admin/queue/sites", docAdminToken, map[string]any{"slug": "docs-draw", "name": "Drawn sale",
+		"ratePerMinute": 60, "active": true, "opensAt": opens})
+	c.call(200, "POST", "/queue/docs-draw/join", "", nil)
+	c.call(200, "GET", "/queue/docs-draw/info", "", nil)
+	c.call(425, "GET", "/queue/docs-draw/draw", "", nil)
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if st, _, _ := c.raw("GET", "/queue/docs-draw/draw", "", nil); st == http.StatusOK {
+			break
+		}
+	}
+	c.call(200, "GET", "/queue/docs-draw/draw", "", nil)
+	c.call(200, "GET", "/queue/docs-draw/info", "", nil)
 }
 
 // waitPaused waits until this node's view of slug shows the pause, which

@@ -60,6 +60,10 @@ type serveConfig struct {
 	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
 	// believed (comma-separated; empty: none, the peer is the client).
 	TrustedProxies string
+	// BeaconURL is a drand HTTP endpoint (chain URL) whose rounds committed
+	// draws mix in; BeaconWaitSeconds bounds the wait for a round.
+	BeaconURL         string
+	BeaconWaitSeconds int
 	// MinFreeDisk is the free space, in bytes, under which the embedded
 	// log's node refuses new rooms.
 	MinFreeDisk int64
@@ -120,6 +124,8 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
 	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
+	str(&c.BeaconURL, "beacon-url", "", "drand HTTP endpoint of one chain (e.g. https://api.drand.sh/<chain hash>): committed draws mix in its round due after the pre-queue closes (default: none)")
+	num(&c.BeaconWaitSeconds, "beacon-wait", 30, "seconds a draw waits for its beacon round past the round's time before it is made with the key alone")
 	var minFree, retention string
 	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
 	str(&retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation")
@@ -154,6 +160,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LoadTestMaxRate < 1 || c.LoadTestMaxRate > load.MaxRate {
 		return nil, fmt.Errorf("--loadtest-max-rate must be 1–%d", load.MaxRate)
+	}
+	if c.BeaconWaitSeconds < 1 || c.BeaconWaitSeconds > 600 {
+		return nil, errors.New("--beacon-wait must be 1–600 seconds")
 	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
 		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))

@@ -35,6 +35,10 @@ type Deps struct {
 	// Health fetches the shops' health URLs for the self-regulating rate;
 	// nil turns polling off.
 	Health health.Fetcher
+	// Beacon, when set, gives committed draws a public random round;
+	// BeaconWait bounds the wait for it past its due time (default 30 s).
+	Beacon     BeaconSource
+	BeaconWait time.Duration
 	// HealthInterval, when set, replaces every room's intervalSeconds
 	// (tests only: the public configuration allows 5 s at least).
 	HealthInterval time.Duration

@@ -78,7 +78,7 @@ func benchReplay(b *testing.B, l persistence.Log) {
 	}
 	evs, err := g.st.DecideCreate(room.Config{Slug: "replay", Name: "Replay", RatePerMinute: 60000, Active: true},
 		sealer.Seal([]byte("secret"), []byte("room:"+g.id+":secret")),
-		sealer.Seal(randomBytes(32), []byte("room:"+g.id+":ticket")), time.Now().UnixNano(), "admin")
+		sealer.Seal(randomBytes(32), []byte("room:"+g.id+":ticket")), time.Now().UnixNano(), "admin", room.DrawKey{})
 	if err != nil {
 		b.Fatal(err)
 	}

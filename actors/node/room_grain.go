@@ -85,6 +85,8 @@ type roomGrain struct {
 	// poll schedules the self-regulating rate's health checks.
 	poll poller
 	desk joinDesk
+	// draw steps a due committed draw (room_draw.go).
+	draw drawer
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -266,6 +268,7 @@ func (g *roomGrain) supersede() {
 	g.stopped = true
 	g.writes.stop(ErrSuperseded)
 	g.poll.stop()
+	g.draw.stop()
 	g.failBatches(ErrSuperseded)
 	g.sys.Root.Poison(g.self)
 }
@@ -277,12 +280,7 @@ func (g *roomGrain) onTick() {
 	now := g.now()
 	g.checkBlockWait(now)
 	g.blocks.tick(now)
-	if due, ok := g.st.OpeningDue(); ok && !now.Before(due) && !g.writes.writing {
-		key := randomBytes(16)
-		g.writes.add(&task{kind: "open", decide: func(now int64) ([]room.Event, error) {
-			return g.st.DecideOpen(now, key), nil
-		}, done: func(error) {}})
-	}
+	g.drawIfDue(now)
 	if g.st.Live() && g.st.Issued != g.st.Checkpointed && now.Sub(g.checkpointAt) >= checkpointInterval && !g.writes.writing {
 		g.checkpointAt = now
 		g.writes.add(&task{kind: "checkpoint", decide: func(now int64) ([]room.Event, error) {
@@ -349,6 +347,7 @@ func (g *roomGrain) publish(force bool) {
 func (g *roomGrain) shutdown() {
 	g.stopTicker()
 	g.poll.stop()
+	g.draw.stop()
 	g.stats.forget(g.deps.Metrics)
 	defer g.finalSnapshot() // after the checkpoint; a deleted room's too
 	if !g.ready || g.stopped || !g.st.Live() {

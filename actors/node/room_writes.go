@@ -16,8 +16,9 @@ func (g *roomGrain) create(r *CreateRequest, answer reply) *task {
 	secret, tk := newSecret(), randomBytes(32)
 	secretSealed := g.deps.Sealer.Seal([]byte(secret), []byte("room:"+g.id+":secret"))
 	tkSealed := g.deps.Sealer.Seal(tk, []byte("room:"+g.id+":ticket"))
+	dk := g.newDrawKey()
 	return &task{kind: opCreate, decide: func(now int64) ([]room.Event, error) {
-		return g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor)
+		return g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor, dk)
 	}, done: func(err error) {
 		if err != nil {
 			answer(errResponse(err))
@@ -37,9 +38,9 @@ func (g *roomGrain) configure(r *AdminRequest, answer reply) *task {
 		}, g.view)
 	}
 	cfg := *r.Config
-	key := randomBytes(16)
+	dk := g.newDrawKey()
 	return done(OpConfigure, answer, func(now int64) ([]room.Event, error) {
-		return g.st.DecideConfigure(cfg, now, r.Actor, key)
+		return g.st.DecideConfigure(cfg, now, r.Actor, dk)
 	}, g.view)
 }
 

@@ -311,7 +311,7 @@ func TestAbandonFollowsTheDraw(t *testing.T) {
 	}
 	silent := func(n uint64) bool { return n%3 == 0 }
 	open := 10 * minute
-	g.must(g.st.DecideOpen(at(open), []byte("opening key")))
+	g.must(g.open(at(open)))
 	if len(g.st.Draws) != 1 {
 		t.Fatal("no draw")
 	}

@@ -238,28 +238,28 @@ func TestDecideRegulateKeepsServingContinuous(t *testing.T) {
 		}
 	}
 	cfg := room.Config{Slug: "auto", Name: "Auto", RatePerMinute: 120, Active: true, AutoRate: regulatorConfig()}
-	if _, err := s.DecideCreate(cfg, nil, nil, now, "admin"); err == nil || !strings.Contains(err.Error(), "autoRate.enabled") {
+	if _, err := s.DecideCreate(cfg, nil, nil, now, "admin", room.DrawKey{}); err == nil || !strings.Contains(err.Error(), "autoRate.enabled") {
 		t.Fatalf("create enabled without a test: got %v, want autoRate.enabled refused", err)
 	}
 	cfg.AutoRate.Enabled = false
-	evs, err := s.DecideCreate(cfg, nil, nil, now, "admin")
+	evs, err := s.DecideCreate(cfg, nil, nil, now, "admin", room.DrawKey{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	apply(evs)
 	s.Reserved, s.Issued = 100000, 100000 // a crowd waits
 	cfg.AutoRate.Enabled = true
-	if _, err := s.DecideConfigure(cfg, now, "admin", nil); err == nil || !strings.Contains(err.Error(), "autoRate.enabled") {
+	if _, err := s.DecideConfigure(cfg, now, "admin", testDrawKey); err == nil || !strings.Contains(err.Error(), "autoRate.enabled") {
 		t.Fatalf("enable without a test: got %v, want refused", err)
 	}
 	evs, _ = s.DecideHealthTested("https://other.example/health", now, "admin")
 	apply(evs)
-	if _, err := s.DecideConfigure(cfg, now, "admin", nil); err == nil {
+	if _, err := s.DecideConfigure(cfg, now, "admin", testDrawKey); err == nil {
 		t.Fatal("enable after a test of another URL: got nil, want refused")
 	}
 	evs, _ = s.DecideHealthTested(cfg.AutoRate.HealthURL, now, "admin")
 	apply(evs)
-	evs, err = s.DecideConfigure(cfg, now, "admin", nil)
+	evs, err = s.DecideConfigure(cfg, now, "admin", testDrawKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestDecideRegulateKeepsServingContinuous(t *testing.T) {
 	// The operator sets the rate by hand: clamped, logged as manual, and
 	// the controller goes on from there.
 	cfg.RatePerMinute = 5000
-	evs, err = s.DecideConfigure(cfg, now, "admin", nil)
+	evs, err = s.DecideConfigure(cfg, now, "admin", testDrawKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestDecideRegulateKeepsServingContinuous(t *testing.T) {
 	}
 	// A steady check at the maximum writes nothing.
 	cfg.RatePerMinute = 600
-	evs, _ = s.DecideConfigure(cfg, now, "admin", nil)
+	evs, _ = s.DecideConfigure(cfg, now, "admin", testDrawKey)
 	apply(evs)
 	if evs := s.DecideRegulate(healthy.observe(), now); len(evs) != 0 {
 		t.Fatalf("healthy at the maximum: got %d events, want none", len(evs))

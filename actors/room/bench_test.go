@@ -63,7 +63,7 @@ func BenchmarkStatusOf(b *testing.B) {
 		for range 100_000 {
 			g.mustJoin(at(minute))
 		}
-		g.must(g.st.DecideOpen(at(hour), []byte("opening key")))
+		g.must(g.open(at(hour)))
 		b.ReportAllocs()
 		var n uint64
 		for b.Loop() {
@@ -87,17 +87,29 @@ func BenchmarkServingAt(b *testing.B) {
 	}
 }
 
+// BenchmarkDrawPosition compares the older draw (SplitMix64 rounds) with
+// the committed one (AES-256 rounds, a cipher set up per call) on the
+// status path's cost of one position.
 func BenchmarkDrawPosition(b *testing.B) {
-	for _, size := range []uint64{1000, 1_000_000, 1_000_000_000} {
-		b.Run(fmt.Sprint(size), func(b *testing.B) {
-			d := room.Draw{From: 0, To: size, Key: []byte("opening key")}
-			b.ReportAllocs()
-			var n uint64
-			for b.Loop() {
-				n = n%size + 1
-				_ = d.Position(n)
-			}
-		})
+	seed := make([]byte, room.DrawKeySize)
+	for _, kind := range []struct {
+		name string
+		d    func(size uint64) room.Draw
+	}{
+		{"uncommitted", func(size uint64) room.Draw { return room.Draw{To: size, Key: []byte("opening key")} }},
+		{"committed", func(size uint64) room.Draw { return room.Draw{To: size, Version: room.DrawVersion, Seed: seed} }},
+	} {
+		for _, size := range []uint64{1000, 1_000_000, 1_000_000_000} {
+			b.Run(fmt.Sprint(kind.name, "/", size), func(b *testing.B) {
+				d := kind.d(size)
+				b.ReportAllocs()
+				var n uint64
+				for b.Loop() {
+					n = n%size + 1
+					_ = d.Position(n)
+				}
+			})
+		}
 	}
 }
 

@@ -143,7 +143,7 @@ func TestConfigValidation(t *testing.T) {
 				t.Fatalf("got message %q", err.Error())
 			}
 			// Create answers the same error and writes nothing.
-			evs, cerr := room.New("r1").DecideCreate(c, nil, nil, at(0), "admin")
+			evs, cerr := room.New("r1").DecideCreate(c, nil, nil, at(0), "admin", room.DrawKey{})
 			if !errors.As(cerr, &fe) || fe.Field != tc.field || evs != nil {
 				t.Fatalf("DecideCreate: got %v and %d events, want the %s error", cerr, len(evs), tc.field)
 			}
@@ -178,7 +178,7 @@ func TestDecideLeavesCallerConfigAlone(t *testing.T) {
 	domains := []string{"Shop.Example."}
 	cfg.Domains = domains
 	st := room.New("r1")
-	evs, err := st.DecideCreate(cfg, nil, nil, at(0), "admin")
+	evs, err := st.DecideCreate(cfg, nil, nil, at(0), "admin", room.DrawKey{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestDecideLeavesCallerConfigAlone(t *testing.T) {
 		t.Fatalf("event's domain: got %q, want shop.example", got)
 	}
 	st.Apply(0, evs[0])
-	if _, err = st.DecideConfigure(cfg, at(second), "admin", nil); err != nil {
+	if _, err = st.DecideConfigure(cfg, at(second), "admin", testDrawKey); err != nil {
 		t.Fatal(err)
 	}
 	if domains[0] != "Shop.Example." {

@@ -200,7 +200,7 @@ func (c *crowd) record() {
 func (c *crowd) configure(edit func(cfg *room.Config)) {
 	cfg := c.g.st.Config
 	edit(&cfg)
-	evs, err := c.g.st.DecideConfigure(cfg, c.now, "admin", nil)
+	evs, err := c.g.st.DecideConfigure(cfg, c.now, "admin", testDrawKey)
 	if err != nil {
 		c.fatalf("configure: %v", err)
 	}
@@ -208,7 +208,7 @@ func (c *crowd) configure(edit func(cfg *room.Config)) {
 }
 
 func (c *crowd) open() {
-	evs := c.g.st.DecideOpen(c.now, []byte("crowd opening"))
+	evs := c.g.open(c.now)
 	if len(evs) != 1 {
 		c.fatalf("the opening made %d events", len(evs))
 	}

@@ -9,13 +9,33 @@ import (
 // drawn before a scheduled opening are admitted in the order of a keyed
 // pseudo-random permutation of [1, To−From]. The permutation is a Feistel
 // network with cycle walking, so it is a bijection, needs no state beyond the
-// key, and any node holding the key computes the same positions.
+// seed, and any node holding it computes the same positions.
+//
+// A committed draw (Version 2, docs/draw.md) uses the key fixed and
+// committed when the opening was armed, mixed with a beacon round when the
+// commitment names one; everything needed to recompute it is public once it
+// is made. Draws without a version are the older, uncommitted kind (a key
+// drawn at the opening, SplitMix64 rounds); rooms that made them keep their
+// order.
 type Draw struct {
 	From uint64 `json:"from"`
 	To   uint64 `json:"to"`
 	Key  []byte `json:"key"`
 	// At is the draw's time (Unix nanoseconds).
 	At int64 `json:"at"`
+
+	// Version is DrawVersion for a committed draw, 0 for the older kind.
+	Version int `json:"version,omitempty"`
+	// Seed is the permutation's seed: DrawSeed(Key, Beacon.Randomness).
+	Seed   []byte      `json:"seed,omitempty"`
+	Commit *Commitment `json:"commit,omitempty"`
+	// Beacon is the committed round as fetched and verified; nil when the
+	// commitment names none or the round could not be had in time.
+	Beacon *BeaconRound `json:"beacon,omitempty"`
+	// BeaconMissing says why a committed round is not in the seed.
+	BeaconMissing string `json:"beaconMissing,omitempty"`
+	// ClosedAt is when the pre-queue closed (Unix nanoseconds).
+	ClosedAt int64 `json:"closedAt,omitempty"`
 }
 
 // Contains reports whether number n is in the drawn pre-queue.
@@ -23,14 +43,30 @@ func (d *Draw) Contains(n uint64) bool { return n > d.From && n <= d.To }
 
 // Position returns n's place in admission order; n must be in the draw.
 func (d *Draw) Position(n uint64) uint64 {
-	return d.From + 1 + permute(d.Key, d.To-d.From, n-d.From-1)
+	x := n - d.From - 1
+	if d.Version == DrawVersion {
+		if f, err := newFeistelAES(d.Seed, d.To-d.From); err == nil {
+			x = f.permute(x)
+		}
+		return d.From + 1 + x
+	}
+	return d.From + 1 + permute(d.Key, d.To-d.From, x)
 }
 
 // Number is the inverse of Position: the number admitted at position p.
 func (d *Draw) Number(p uint64) uint64 {
-	return d.From + 1 + unpermute(d.Key, d.To-d.From, p-d.From-1)
+	y := p - d.From - 1
+	if d.Version == DrawVersion {
+		if f, err := newFeistelAES(d.Seed, d.To-d.From); err == nil {
+			y = f.unpermute(y)
+		}
+		return d.From + 1 + y
+	}
+	return d.From + 1 + unpermute(d.Key, d.To-d.From, y)
 }
 
+// The older draw: six rounds of SplitMix64 under round keys expanded from
+// the key with SHA-256.
 const feistelRounds = 6
 
 // permute maps x in [0, size) to a unique value in [0, size).

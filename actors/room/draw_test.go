@@ -129,7 +129,7 @@ func TestScheduledOpening(t *testing.T) {
 		if s := g.st.ServingAt(at(d)); s != 0 {
 			t.Fatalf("serving at %v before the opening: got %v, want 0", d, s)
 		}
-		if evs := g.st.DecideOpen(at(d), []byte("key")); evs != nil {
+		if evs := g.open(at(d)); evs != nil {
 			t.Fatalf("DecideOpen at %v before the opening: got %d events", d, len(evs))
 		}
 	}
@@ -143,7 +143,7 @@ func TestScheduledOpening(t *testing.T) {
 		t.Fatalf("after recovery: got armed %+v, want the draw still armed", g.st.Armed)
 	}
 
-	evs := g.st.DecideOpen(at(opening), []byte("opening key"))
+	evs := g.open(at(opening))
 	if len(evs) != 1 || evs[0].Type != room.TypeDrawn {
 		t.Fatalf("DecideOpen at the opening: got %+v, want one drawn event", evs)
 	}
@@ -156,7 +156,7 @@ func TestScheduledOpening(t *testing.T) {
 	if d.From != 0 || d.To != issued {
 		t.Fatalf("draw: got [%d, %d], want [1, %d]", d.From+1, d.To, issued)
 	}
-	if evs := g.st.DecideOpen(at(opening+second), []byte("again")); evs != nil {
+	if evs := g.open(at(opening + second)); evs != nil {
 		t.Fatalf("DecideOpen after the draw: got %d events, want none", len(evs))
 	}
 	// Later joins follow in arrival order behind the drawn group.
@@ -239,7 +239,7 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 		if s := g.st.ServingAt(at(hour - 1)); s > 300 {
 			t.Fatalf("serving before the opening: got %v, want at most 300", s)
 		}
-		g.must(g.st.DecideOpen(at(hour), []byte("k")))
+		g.must(g.open(at(hour)))
 		if d := g.st.Draws[0]; d.From != 300 || d.To != n {
 			t.Fatalf("draw: got [%d, %d], want [301, %d]", d.From+1, d.To, n)
 		}
@@ -263,13 +263,13 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 		if g.st.Armed == nil || g.st.Armed.From != 0 {
 			t.Fatalf("got armed %+v, want still armed from 0", g.st.Armed)
 		}
-		if evs := g.st.DecideOpen(at(hour), []byte("k")); evs != nil {
+		if evs := g.open(at(hour)); evs != nil {
 			t.Fatalf("draw at the old opening: got %d events, want none", len(evs))
 		}
 		for range 10 {
 			g.mustJoin(at(90 * minute))
 		}
-		g.must(g.st.DecideOpen(at(2*hour), []byte("k")))
+		g.must(g.open(at(2 * hour)))
 		if d := g.st.Draws[0]; d.From != 0 || d.To != 20 {
 			t.Fatalf("draw: got [%d, %d], want [1, 20]", d.From+1, d.To)
 		}
@@ -290,12 +290,12 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 		if g.st.StatusOf(1, at(hour-1)).Admitted {
 			t.Fatal("admitted before the opening")
 		}
-		g.must(g.st.DecideOpen(at(hour), []byte("k")))
+		g.must(g.open(at(hour)))
 		if !g.st.StatusOf(1, at(hour+second)).Admitted {
 			t.Fatal("number 1 of a pre-queue of one not admitted a second after the opening")
 		}
 	})
-	t.Run("opening moved into the past draws at once", func(t *testing.T) {
+	t.Run("opening moved into the past is due at once", func(t *testing.T) {
 		cfg := baseConfig()
 		cfg.OpensAt = timeAt(hour)
 		g := newRoom(t, cfg, at(0), 1000)
@@ -303,14 +303,19 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 			g.mustJoin(at(minute))
 		}
 		cfg.OpensAt = timeAt(10 * minute)
-		evs, err := g.st.DecideConfigure(cfg, at(20*minute), "admin", []byte("k"))
+		evs, err := g.st.DecideConfigure(cfg, at(20*minute), "admin", testDrawKey)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(evs) != 2 || evs[0].Type != room.TypeConfigured || evs[1].Type != room.TypeDrawn {
-			t.Fatalf("got %d events, want configured then drawn", len(evs))
+		if len(evs) != 1 || evs[0].Type != room.TypeConfigured || evs[0].Configured.Recommit == nil {
+			t.Fatalf("got %+v, want one configured event that recommits", evs)
 		}
 		g.must(evs)
+		// The recommitment closes no earlier than its own time.
+		if c := g.st.Armed.Commit; c.ClosesAt != at(20*minute)/1e6 {
+			t.Fatalf("recommitted closing: got %d, want %d", c.ClosesAt, at(20*minute)/1e6)
+		}
+		g.must(g.open(at(20 * minute)))
 		if g.st.PreQueue() || len(g.st.Draws) != 1 || g.st.Draws[0].To != 50 {
 			t.Fatalf("after: got armed %+v, draws %+v", g.st.Armed, g.st.Draws)
 		}

@@ -40,6 +40,7 @@ type Event struct {
 	CodeRemoved   *ItemRemoved   `json:"codeRemoved,omitempty"`
 	CodeRedeemed  *CodeRedeemed  `json:"codeRedeemed,omitempty"`
 	Drawn         *Draw          `json:"drawn,omitempty"`
+	DrawClosed    *Closed        `json:"drawClosed,omitempty"`
 	Abandoned     *Abandoned     `json:"abandoned,omitempty"`
 	Deleted       *struct{}      `json:"deleted,omitempty"`
 	RateAdjusted  *RateChange    `json:"rateAdjusted,omitempty"`
@@ -61,6 +62,7 @@ const (
 	TypeCodeRemoved   = "codeRemoved"
 	TypeCodeRedeemed  = "codeRedeemed"
 	TypeDrawn         = "drawn"
+	TypeDrawClosed    = "drawClosed"
 	TypeAbandoned     = "abandoned"
 	TypeDeleted       = "deleted"
 	TypeRateAdjusted  = "rateAdjusted"
@@ -86,6 +88,10 @@ type Created struct {
 	SecretSealed []byte `json:"secretSealed"`
 	// TicketKeySealed signs tickets and proof-of-work challenges.
 	TicketKeySealed []byte `json:"ticketKeySealed"`
+	// Commit and DrawKeySealed arm the draw of a room created with a future
+	// opening: the public commitment and the key sealed under the master key.
+	Commit        *Commitment `json:"commit,omitempty"`
+	DrawKeySealed []byte      `json:"drawKeySealed,omitempty"`
 }
 
 // Reserved makes the numbers up to UpTo available to the activation that
@@ -110,11 +116,29 @@ type Configured struct {
 	Arm *Arm `json:"arm,omitempty"`
 	// Disarm drops an armed draw (opening removed).
 	Disarm bool `json:"disarm,omitempty"`
+	// DrawKeySealed is the new arm's draw key, sealed.
+	DrawKeySealed []byte `json:"drawKeySealed,omitempty"`
+	// Recommit replaces the armed draw's commitment when the opening moves:
+	// same key, new closing time and beacon round.
+	Recommit *Commitment `json:"recommit,omitempty"`
 }
 
 // Arm is a pending draw waiting for the opening.
 type Arm struct {
 	From uint64 `json:"from"`
+	// Commit is the draw's public commitment; nil for an arm written before
+	// draws were committed.
+	Commit *Commitment `json:"commit,omitempty"`
+	// Closed is set once the opening came and the draw waits for its
+	// beacon round: the pre-queue ends at Closed.To.
+	Closed *Closed `json:"closed,omitempty"`
+}
+
+// Closed ends a pre-queue whose draw waits for its beacon round.
+type Closed struct {
+	To uint64 `json:"to"`
+	// At is when the pre-queue closed (Unix nanoseconds).
+	At int64 `json:"at"`
 }
 
 // SecretRotated replaces the token signing secret.

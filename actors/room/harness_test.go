@@ -99,7 +99,7 @@ func activate(tb testing.TB, log *memLog, id string, now int64, block uint64) *g
 func newRoom(tb testing.TB, cfg room.Config, now int64, block uint64) *grain {
 	tb.Helper()
 	g := activate(tb, newMemLog(), "r1", now, block)
-	evs, err := g.st.DecideCreate(cfg, []byte("sealed-secret"), []byte("sealed-ticket-key"), now, "admin")
+	evs, err := g.st.DecideCreate(cfg, []byte("sealed-secret"), []byte("sealed-ticket-key"), now, "admin", testDrawKey)
 	if err != nil {
 		tb.Fatalf("create: %v", err)
 	}
@@ -177,7 +177,7 @@ func (g *grain) mustJoin(now int64) uint64 {
 
 func (g *grain) configure(cfg room.Config, now int64) {
 	g.tb.Helper()
-	evs, err := g.st.DecideConfigure(cfg, now, "admin", []byte("draw-key"))
+	evs, err := g.st.DecideConfigure(cfg, now, "admin", testDrawKey)
 	if err != nil {
 		g.tb.Fatalf("configure: %v", err)
 	}
@@ -196,4 +196,19 @@ func (g *grain) snapshot() {
 // crash drops g and recovers the room in a new activation at now.
 func (g *grain) crash(now int64) *grain {
 	return activate(g.tb, g.log, g.id, now, g.block)
+}
+
+// testDrawKey arms the draws of the tests; its sealed form is a stand-in
+// (the rules never open it).
+var testDrawKey = room.DrawKey{Key: []byte("0123456789abcdef0123456789abcdef"), Sealed: []byte("sealed-draw-key")}
+
+// open makes the committed draw when it is due, with testDrawKey and no
+// beacon; nil when none is due.
+func (g *grain) open(now int64) []room.Event {
+	g.tb.Helper()
+	evs, err := g.st.DecideDraw(now, room.DrawInput{Key: testDrawKey.Key})
+	if err != nil {
+		g.tb.Fatalf("draw at %v: %v", time.Duration(now-t0), err)
+	}
+	return evs
 }

@@ -96,7 +96,7 @@ func TestFinalCheckpointContinuesWithoutGap(t *testing.T) {
 func TestFencingIgnoresSupersededActivation(t *testing.T) {
 	log := newMemLog()
 	a := activate(t, log, "r1", at(0), 100)
-	evs, err := a.st.DecideCreate(baseConfig(), nil, nil, at(0), "admin")
+	evs, err := a.st.DecideCreate(baseConfig(), nil, nil, at(0), "admin", room.DrawKey{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestFencingIgnoresSupersededActivation(t *testing.T) {
 	}
 	slow := baseConfig()
 	slow.RatePerMinute = 1
-	cfgEvs, err := a.st.DecideConfigure(slow, at(2*second), "admin", nil)
+	cfgEvs, err := a.st.DecideConfigure(slow, at(2*second), "admin", testDrawKey)
 	if err != nil {
 		t.Fatal(err)
 	}

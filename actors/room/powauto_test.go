@@ -124,7 +124,7 @@ func TestDecidePowAuto(t *testing.T) {
 			written = append(written, e)
 		}
 	}
-	evs, err := st.DecideCreate(powRoom(), nil, nil, at(0), "admin")
+	evs, err := st.DecideCreate(powRoom(), nil, nil, at(0), "admin", room.DrawKey{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -298,7 +298,7 @@ func (s *sim) crash(graceful bool) {
 		}
 		stale := old.st.Config
 		stale.RatePerMinute = 1
-		evs, err := old.st.DecideConfigure(stale, s.now, "admin", nil)
+		evs, err := old.st.DecideConfigure(stale, s.now, "admin", testDrawKey)
 		if err != nil {
 			s.t.Fatal(err)
 		}

@@ -76,6 +76,9 @@ type State struct {
 	AutoFailures int `json:"autoFailures,omitempty"`
 	// HealthPassed is the URL of the latest passing health-check test.
 	HealthPassed string `json:"healthPassed,omitempty"`
+	// DrawKeySealed is the armed draw's key, sealed under the master key;
+	// it is revealed in the draw.
+	DrawKeySealed []byte `json:"drawKeySealed,omitempty"`
 
 	// hashes finds keys and codes by hash (hashes.go); not in snapshots.
 	hashes *hashIndex
@@ -111,7 +114,8 @@ func (s *State) Apply(offset int64, e Event) {
 		s.CreatedAt, s.UpdatedAt = e.At, e.At
 		s.SecretSealed, s.TicketKeySealed = c.SecretSealed, c.TicketKeySealed
 		if c.Config.OpensAt != nil && c.Config.OpensAt.UnixNano() > e.At {
-			s.Armed = &Arm{From: 0}
+			s.Armed = &Arm{From: 0, Commit: c.Commit}
+			s.DrawKeySealed = c.DrawKeySealed
 		}
 		s.audit(e, "create", c.Config.Slug)
 	case TypeReserved:
@@ -133,9 +137,15 @@ func (s *State) Apply(offset int64, e Event) {
 		if c.Arm != nil {
 			a := *c.Arm
 			s.Armed = &a
+			s.DrawKeySealed = c.DrawKeySealed
+		}
+		if c.Recommit != nil && s.Armed != nil {
+			a := *s.Armed
+			a.Commit = c.Recommit
+			s.Armed = &a
 		}
 		if c.Disarm {
-			s.Armed = nil
+			s.Armed, s.DrawKeySealed = nil, nil
 		}
 		if !c.Config.AutoRate.Enabled {
 			s.AutoFailures = 0
@@ -179,7 +189,14 @@ func (s *State) Apply(offset int64, e Event) {
 	case TypeDrawn:
 		d := *e.Drawn
 		s.Draws = append(s.Draws, d)
-		s.Armed = nil
+		s.Armed, s.DrawKeySealed = nil, nil
+	case TypeDrawClosed:
+		if s.Armed != nil {
+			a := *s.Armed
+			c := *e.DrawClosed
+			a.Closed = &c
+			s.Armed = &a
+		}
 	case TypeAbandoned:
 		s.Abandoned += e.Abandoned.Count
 		if e.Abandoned.Cursor > s.AbandonScan {
@@ -243,7 +260,10 @@ func (s *State) event(typ string, now int64, actor string) Event {
 }
 
 // DecideCreate creates the room.
-func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, now int64, actor string) ([]Event, error) {
+//
+// A future opening arms the draw and commits it with dk, which must hold a
+// fresh key and its sealed form (ErrDrawKey otherwise).
+func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, now int64, actor string, dk DrawKey) ([]Event, error) {
 	if s.Exists {
 		return nil, ErrExists
 	}
@@ -257,6 +277,13 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	armed := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
 	e := s.event(TypeCreated, now, actor)
 	e.Created = &Created{Config: cfg, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
+	if armed {
+		c, err := newCommitment(dk, cfg.Slug, *cfg.OpensAt, now)
+		if err != nil {
+			return nil, err
+		}
+		e.Created.Commit, e.Created.DrawKeySealed = c, dk.Sealed
+	}
 	// A new room starts with its burst free: the first visitors of a quiet
 	// room are admitted at once (invariant 4). Before an opening nobody is.
 	base := cfg.Burst()
@@ -269,9 +296,12 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 
 // DecideConfigure replaces the configuration (slug excepted). A rate change,
 // pause or resume re-anchors the line at now, so serving stays continuous.
-// Setting a future opening arms a draw; moving it re-arms it; moving it into
-// the past makes the draw at once with drawKey (fresh random bytes).
-func (s *State) DecideConfigure(cfg Config, now int64, actor string, drawKey []byte) ([]Event, error) {
+// Setting a future opening arms a draw and commits it with dk (a fresh key,
+// sealed; ErrDrawKey without one); moving it keeps the key and recommits
+// to the new time. Moving it into the past makes the draw due at once: a
+// committed draw at the next tick, an older uncommitted one here, with
+// dk.Key.
+func (s *State) DecideConfigure(cfg Config, now int64, actor string, dk DrawKey) ([]Event, error) {
 	if !s.Live() {
 		return nil, ErrNotFound
 	}
@@ -289,11 +319,17 @@ func (s *State) DecideConfigure(cfg Config, now int64, actor string, drawKey []b
 	future := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
 	switch {
 	case future && !armed:
-		c.Arm = &Arm{From: s.Issued}
+		commit, err := newCommitment(dk, cfg.Slug, *cfg.OpensAt, now)
+		if err != nil {
+			return nil, err
+		}
+		c.Arm, c.DrawKeySealed = &Arm{From: s.Issued, Commit: commit}, dk.Sealed
 		armed = true
 	case !future && armed && cfg.OpensAt == nil:
 		c.Disarm = true
 		armed = false
+	case armed && s.Armed.Closed == nil:
+		c.Recommit = s.Armed.Commit.moved(cfg.OpensAt, now)
 	}
 	line := s.normalized(now).anchor(now, lineRate(&cfg, armed))
 	if c.Arm != nil && line.Base > float64(s.Issued) {
@@ -307,19 +343,21 @@ func (s *State) DecideConfigure(cfg Config, now int64, actor string, drawKey []b
 	if manual != nil {
 		evs = append(evs, *manual)
 	}
-	// An opening moved into the past is due now.
-	if armed && !future && cfg.OpensAt != nil {
+	// An uncommitted opening moved into the past is due now.
+	if armed && !future && cfg.OpensAt != nil && s.Armed.Commit == nil {
 		next := *s
 		next.Apply(s.Epoch, e)
-		evs = append(evs, next.drawEvents(now, drawKey)...)
+		evs = append(evs, next.drawEvents(now, dk.Key)...)
 	}
 	return evs, nil
 }
 
-// DecideOpen makes the draw when the scheduled opening is due. key is the
-// permutation key, fresh random bytes drawn by the caller at the opening.
+// DecideOpen makes an uncommitted draw (armed before draws were committed)
+// when the scheduled opening is due. key is the permutation key, fresh
+// random bytes drawn by the caller at the opening. A committed draw is made
+// by DecideDraw.
 func (s *State) DecideOpen(now int64, key []byte) []Event {
-	if !s.Live() || s.Armed == nil || s.Config.OpensAt == nil || s.Config.OpensAt.UnixNano() > now {
+	if !s.openingDue(now) || s.Armed.Commit != nil {
 		return nil
 	}
 	return s.drawEvents(now, key)

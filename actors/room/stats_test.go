@@ -90,7 +90,7 @@ func TestStateOf(t *testing.T) {
 	if got := room.StateOf(&g.st.View, at(0)); got != room.StatePreQueue {
 		t.Fatalf("before the opening: got %s", got)
 	}
-	g.must(g.st.DecideOpen(at(hour), []byte("key")))
+	g.must(g.open(at(hour)))
 	if got := room.StateOf(&g.st.View, at(hour+second)); got != room.StateDrawn {
 		t.Fatalf("pre-queue still admitted: got %s", got)
 	}

@@ -110,7 +110,11 @@ func (v *View) StatusOf(n uint64, now int64) Status {
 		t := *v.Config.OpensAt
 		st.OpensAt = &t
 	}
-	if !st.PreQueue {
+	// Numbers issued before the draw was armed are not in the pre-queue:
+	// arming an opening on a running room revokes nobody's admission, and
+	// numbers of an earlier draw keep their drawn places.
+	inPreQueue := st.PreQueue && n > v.Armed.From
+	if !inPreQueue {
 		for i := len(v.Draws) - 1; i >= 0; i-- {
 			if v.Draws[i].Contains(n) {
 				st.Position, st.Drawn = v.Draws[i].Position(n), true
@@ -119,9 +123,6 @@ func (v *View) StatusOf(n uint64, now int64) Status {
 		}
 	}
 	st.Serving = v.Serving(now)
-	// Numbers issued before the draw was armed are not in the pre-queue:
-	// arming an opening on a running room revokes nobody's admission.
-	inPreQueue := st.PreQueue && n > v.Armed.From
 	st.Admitted = !inPreQueue && st.Position <= st.Serving
 	if !st.Admitted && st.Position > st.Serving {
 		st.Ahead = st.Position - st.Serving - 1

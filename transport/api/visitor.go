@@ -24,6 +24,7 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.GET("/queue/:slug/status", s.handleStatus)
 	e.POST("/queue/:slug/token", s.handleToken)
 	e.GET("/queue/:slug/info", s.handleInfo)
+	e.GET("/queue/:slug/draw", s.handleDraw)
 	e.GET("/queue/:slug/verify", s.handleVerify)
 	e.POST("/queue/:slug/heartbeat", s.handleHeartbeat)
 	e.GET("/queue/:slug/embed.js", s.handleEmbed)
@@ -310,10 +311,14 @@ func (s *Server) handleInfo(c echo.Context) error {
 		return err
 	}
 	v, now := r.View, s.now().UnixNano()
-	return c.JSON(http.StatusOK, map[string]any{
+	info := map[string]any{
 		"queue": v.Config.Slug, "name": v.Config.Name, "active": v.Config.Active,
 		"serving": v.Serving(now), "waiting": v.Waiting(now),
-	})
+	}
+	if d := drawOf(v); d != nil {
+		info["draw"] = d
+	}
+	return c.JSON(http.StatusOK, info)
 }
 
 // handleVerify checks an admission token server-side for embed.js.

@@ -21,6 +21,18 @@ export function roomState(s, i) {
   return i && i.waiting > 0 ? 'queueing' : 'not_queueing';
 }
 
+// showDraw shows the room's committed draw from /info: its state and
+// commitment, and the reveal's address once it is made (docs/draw.md).
+function showDraw(el, slug, i) {
+  const d = i && i.draw;
+  if (!d) return;
+  const key = { sealed: 'drawSealed', closed: 'drawClosed', drawn: 'drawMade' }[d.state] || 'drawSealed';
+  clear(el, t(key, { hash: d.commitment }), ' ',
+    d.state === 'drawn' ? h('a', { href: `/queue/${encodeURIComponent(slug)}/draw`, target: '_blank', rel: 'noopener' }, t('drawReveal')) : null);
+  el.dataset.state = d.state;
+  el.hidden = false;
+}
+
 const TABS = [
   ['live', 'tabLive', false],
   ['settings', 'tabSettings', false],
@@ -66,7 +78,11 @@ export async function roomPage(main, id, tab, once) {
     }
   };
   setState(roomState(s, null));
-  if (tab !== 'live') info(s.slug).then((i) => setState(roomState(s, i)), () => {});
+  const drawLine = h('p', { class: 'draw-seal', id: 'room-draw', hidden: true });
+  info(s.slug).then((i) => {
+    if (tab !== 'live') setState(roomState(s, i));
+    showDraw(drawLine, s.slug, i);
+  }, () => {});
   const msg = h('span', { class: 'form-status', role: 'status', id: 'room-msg' });
   const rate = h('input', { id: 'rate-now', type: 'number', min: 1, step: 'any', value: s.ratePerMinute, 'aria-label': t('rateNow') });
   const rateForm = h('form', { class: 'inline-form rate-form' }, h('label', { for: 'rate-now' }, t('rateNow')), rate,
@@ -109,6 +125,7 @@ export async function roomPage(main, id, tab, once) {
       h('div', { class: 'room-title' }, isKey() ? null : h('a', { href: '#/', class: 'back' }, `← ${t('back')}`),
         h('h1', {}, s.name), h('span', { class: 'mono slug' }, `/queue/${s.slug}`), statePill),
       h('div', { class: 'room-controls' }, rateForm, pause, msg)),
+    drawLine,
     once ? onceBox(t('secretTitle'), once) : null,
     nav, body);
 

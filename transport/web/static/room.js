@@ -8,6 +8,7 @@ import { call, withoutParam } from './http.js';
 import { words } from './i18n.js';
 import { solve } from './pow.js';
 import { connection } from './connection.js';
+import { drawPanel } from './draw.js';
 import { view } from './render.js';
 import { admitted, applyAnswer, applyFrame, newState, storage } from './state.js';
 
@@ -312,6 +313,7 @@ function begin(dataEl, card) {
     pollSeconds: () => S.retryAfter,
   });
   card.setAttribute('data-script', 'started');
+  drawPanel(cfg, room);
   adoptTicketFromURL();
   S.ticket = store.ticket();
   S.start = store.start();
