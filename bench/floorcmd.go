@@ -57,6 +57,7 @@ type floorFlags struct {
 	changes      int
 	gap          time.Duration
 	inProcess    bool
+	client       string
 	pprofURL     string
 	opsURL       string
 	historyDir   string
@@ -78,6 +79,7 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.sockets, "sockets", load.DefaultSockets, "ws: WebSockets to hold open on each side (both sides at once)")
 	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time on each side, alternately")
 	fs.DurationVar(&f.gap, "gap", load.DefaultGap, "ws: pause before each change, so each finds the room quiet")
+	fs.StringVar(&f.client, "client", "bench", "status and join: bench (this program's load client), or wrk to also run wrk with the same connections after it on each side in every round, as a cross-check")
 	fs.BoolVar(&f.inProcess, "in-process", false, "run the floor inside this process instead of a child process (it then shares the load client's CPU and heap)")
 	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --ops-addr as a URL (http://127.0.0.1:9090; profiles are served there on loopback), to force a GC on both sides before each memory reading")
 	fs.StringVar(&f.opsURL, "ops-url", defaultOpsURL, "ws: the server's --ops-addr as a URL, where its /metrics are read for the memory per socket")
@@ -103,6 +105,20 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Rounds: f.rounds, PprofURL: f.pprofURL, OpsURL: f.opsURL, Stderr: stderr}
 	if f.rounds < 1 || f.rounds > 100 {
 		return fail(ExitUsage, fmt.Errorf("--rounds %d: want 1 to 100", f.rounds))
+	}
+	switch f.client {
+	case "bench":
+	case "wrk":
+		if f.rate > 0 {
+			return fail(ExitUsage, fmt.Errorf("--client wrk: wrk runs a closed loop; drop --rate"))
+		}
+		w, err := floor.FindWrk()
+		if err != nil {
+			return fail(ExitUsage, fmt.Errorf("--client wrk: %w", err))
+		}
+		cfg.Wrk = &w
+	default:
+		return fail(ExitUsage, fmt.Errorf("--client %q: want bench or wrk", f.client))
 	}
 	if f.pprofURL != "" {
 		if _, err := target.Check(f.pprofURL, f.allowHosts); err != nil {
@@ -208,6 +224,14 @@ func printRatio(w io.Writer, p floor.Pair) {
 	for i, r := range p.Rounds {
 		fmt.Fprintf(w, "  round %d: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s\n", i+1, r.Real.Achieved(), r.Floor.Achieved(),
 			floorRatio(r.Real.Achieved(), r.Floor.Achieved()), load.FormatDuration(r.Real.Latency.Quantile(0.99)), load.FormatDuration(r.Floor.Latency.Quantile(0.99)))
+		if r.WrkFloor != nil && r.WrkReal != nil {
+			fmt.Fprintf(w, "  round %d, wrk: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s, errors %d vs %d\n", i+1, r.WrkReal.Rate, r.WrkFloor.Rate,
+				floorRatio(r.WrkReal.Rate, r.WrkFloor.Rate), load.FormatDuration(r.WrkReal.P99), load.FormatDuration(r.WrkFloor.P99), r.WrkReal.Errors, r.WrkFloor.Errors)
+		}
+	}
+	if p.HasWrk() {
+		fmt.Fprintf(w, "ratio real/floor, %s, wrk: throughput %.2f×, p99 %.2f×\n", p.Profile, p.WrkThroughputRatio(), p.WrkP99Ratio())
+		fmt.Fprintf(w, "load client / wrk, %s: floor %.2f×, real %.2f× (median of the rounds' rates)\n", p.Profile, p.ClientRatio(floor.SideFloor), p.ClientRatio(floor.SideReal))
 	}
 }
 
@@ -271,6 +295,9 @@ func (f *floorFlags) reproduce(p load.Profile) []string {
 	}
 	if f.inProcess {
 		args = append(args, "--in-process")
+	}
+	if f.client != "bench" && p != load.ProfileWS {
+		args = append(args, "--client", f.client)
 	}
 	if f.label != "" {
 		args = append(args, "--label", strconv.Quote(f.label))

@@ -105,6 +105,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var res load.Result
 	err = withRoom(ctx, admin, f.roomRate, stderr, func(room *target.Room) error {
 		t := load.NewTarget(client, base, room.Slug)
+		defer t.Close()
 		fmt.Fprintf(stdout, "load test %s against %s/queue/%s (test room, deleted afterwards)\n", describeLoad(profile, &f), base, room.Slug)
 		printer := load.NewPrinter(stdout)
 		defer printer.Done()

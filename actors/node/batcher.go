@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,60 +12,79 @@ import (
 
 // Order of joins (docs/architecture.md, "A join").
 //
-// A front node gathers the joins of one room that arrive while its previous
-// batch for that room is on its way, or until batchWindow after it was
-// sent, up to batchLimit, and asks the room's grain for that many numbers in
-// one message. A join of a room that sent nothing for a window goes at
-// once: a quiet room's visitor does not wait for company that is not
-// coming, and a busy room sends at most one batch a window plus those that
-// gathered while one was on its way. It keeps at most one batch per room on its way, so
-// its batches reach the grain in the order they were formed, and it hands
-// the consecutive numbers of a batch out in the order its visitors arrived:
-// within one front node, first come is first served exactly.
+// A front node batches the joins of one room naturally: a join of a room
+// with nothing on its way to the grain is sent at once, with the joins
+// that are ready at that instant (it yields the processor once, so that
+// requests already being handled reach the room; on an idle node that
+// costs nothing); joins that arrive while a batch is on its way gather,
+// and go together, up to batchLimit, the moment it comes back. No join waits for a timer: a quiet
+// room's visitor waits one round trip, and under load each batch holds what
+// arrived during the previous one's round trip, so batches grow with the
+// load and the grain's work per visitor shrinks with them. A front keeps
+// at most one batch per room on its way, so its batches reach the grain in
+// the order they were formed, and it hands the consecutive numbers of a
+// batch out in the order its visitors arrived: within one front node,
+// first come is first served exactly.
 //
 // Across front nodes, order is the order in which their batches reach the
-// grain. Two visitors who arrive at different fronts within the same window
-// (about a millisecond, or one batch's round trip under load) are
-// simultaneous: either may get the lower number. A visitor who arrived at
-// any front after another visitor's batch was answered always gets a higher
-// number than that visitor. No front can hold a visitor back for longer than
-// one window plus one round trip, so the reordering is bounded by that, far
-// below what any visitor can notice in a line that moves at a configured
-// rate.
+// grain. Two visitors who arrive at different fronts within one batch's
+// round trip are simultaneous: either may get the lower number. A visitor
+// who arrived at any front after another visitor's batch was answered
+// always gets a higher number than that visitor. No front holds a visitor
+// back for longer than the round trip of the batch before, far below what
+// any visitor can notice in a line that moves at a configured rate.
+//
+// The joins gathered for one room are bounded (maxPendingJoins): beyond
+// it a join is refused at once with CodeBusy (503 with Retry-After), so a
+// flood costs the flooder a refusal instead of the front its memory.
 //
 // Tickets are signed here, with the room's ticket key from the pushed view,
 // so the grain does no per-visitor work but counting.
 
 const (
-	// batchWindow is how long the first join of an idle room waits for
-	// others before its batch is sent.
-	batchWindow = time.Millisecond
-	// batchLimit sends a batch at once when it holds this many joins.
+	// batchLimit bounds one batch; the joins beyond it go in the next.
 	batchLimit = 512
+	// maxPendingJoins bounds the joins of one room gathered on a front
+	// while its batch is on its way.
+	maxPendingJoins = 8192
 )
+
+// ErrJoinsBusy refuses a join while its room's gathered joins are at their
+// bound on this front.
+var ErrJoinsBusy = &Error{Code: CodeBusy, Message: "Too many visitors are joining this room at this moment; try again in a few seconds."}
 
 // batcher gathers joins per room on a front node.
 type batcher struct {
 	c       *Client
 	breaker *breaker
-	window  time.Duration
 	limit   int
-	// batches counts the batches sent to grains.
+	// maxPending bounds each room's gathered joins.
+	maxPending int
+	// send asks the grain for a batch's numbers (request; tests wrap it
+	// to hold a batch on its way).
+	send func(id string, count int) joinOutcome
+	// batches counts the batches sent to grains; refused the joins
+	// refused as busy; pending the joins gathered in all rooms.
 	batches atomic.Int64
+	refused atomic.Int64
+	pending atomic.Int64
 
 	mu sync.Mutex
 	// mu guards rooms and every roomBatch in it.
 	rooms map[string]*roomBatch
+	// waits recycles the joinWaits that were answered and read.
+	waits sync.Pool
 }
 
-// roomBatch is one room's gathering: joins not yet sent, whether a batch is
-// on its way or a window timer runs, and when the last batch left. It is
-// dropped once a window has passed with nothing to send.
+// roomBatch is one room's gathering: joins not yet sent and whether a batch
+// is on its way. It is dropped when a batch comes back and nothing
+// gathered meanwhile.
 type roomBatch struct {
 	pending []*joinWait
+	// spare is the slice of the batch on its way, reused for the next
+	// gathering once that batch is answered.
+	spare   []*joinWait
 	sending bool
-	armed   bool
-	last    time.Time
 }
 
 // joinWait is one visitor's join waiting for its number.
@@ -80,33 +100,28 @@ type joinOutcome struct {
 }
 
 func newBatcher(c *Client) *batcher {
-	return &batcher{c: c, breaker: newBreaker(time.Now), window: batchWindow, limit: batchLimit,
+	b := &batcher{c: c, breaker: newBreaker(time.Now), limit: batchLimit, maxPending: maxPendingJoins,
 		rooms: map[string]*roomBatch{}}
+	b.send = b.request
+	b.waits.New = func() any { return &joinWait{done: make(chan joinOutcome, 1)} }
+	return b
 }
 
 // join waits for one number of room id, gathered with the other joins of
 // the room on this node.
 func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
-	w := &joinWait{done: make(chan joinOutcome, 1)}
-	b.mu.Lock()
-	rb := b.rooms[id]
-	if rb == nil {
-		rb = &roomBatch{}
-		b.rooms[id] = rb
+	w := b.waits.Get().(*joinWait)
+	rb, first, err := b.enqueue(id, w)
+	if err != nil {
+		b.waits.Put(w)
+		return nil, err
 	}
-	rb.pending = append(rb.pending, w)
-	switch {
-	case rb.sending:
-		// Sent when the batch on its way comes back.
-	case rb.armed && len(rb.pending) < b.limit:
-		// Sent when the window since the last batch ends.
-	default:
-		// A full batch, or a room that sent nothing for a window.
-		go b.run(id, rb, b.takeLocked(rb))
+	if first {
+		b.sendFirst(id, rb)
 	}
-	b.mu.Unlock()
 	select {
 	case o := <-w.done:
+		b.waits.Put(w)
 		if o.err != nil {
 			return nil, o.err
 		}
@@ -116,8 +131,48 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 		}
 		return &JoinResult{Number: o.number, Ticket: tk, View: *o.view}, nil
 	case <-ctx.Done():
-		// The number, if one comes, is lost like a visitor who left.
+		// A gathered visitor who gives up loses the number, if one comes,
+		// like a visitor who left; w is not reused, as its answer may
+		// still come. (The visitor whose join went at once waited for its
+		// batch in sendFirst, which the call timeout bounds.)
 		return nil, ErrUnavailable
+	}
+}
+
+// enqueue puts w in line for room id, or refuses it busy at the bound.
+// first reports that nothing was on its way for the room: the caller
+// sends the batch (sendFirst), which enqueue has marked as sending.
+func (b *batcher) enqueue(id string, w *joinWait) (rb *roomBatch, first bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rb = b.rooms[id]
+	if rb == nil {
+		rb = &roomBatch{}
+		b.rooms[id] = rb
+	}
+	if len(rb.pending) >= b.maxPending {
+		b.refused.Add(1)
+		return nil, false, ErrJoinsBusy
+	}
+	rb.pending = append(rb.pending, w)
+	b.pending.Add(1)
+	first = !rb.sending
+	rb.sending = true
+	return rb, first, nil
+}
+
+// sendFirst sends the batch of a room that had nothing on its way, from
+// the joining goroutine, and hands the batches that gather meanwhile to
+// another goroutine when its own is back. It first lets the goroutines
+// ready to run go ahead (no timer: on an idle node there are none), so
+// that the joins that arrived with this one go with it.
+func (b *batcher) sendFirst(id string, rb *roomBatch) {
+	runtime.Gosched()
+	b.mu.Lock()
+	batch := b.takeLocked(rb)
+	b.mu.Unlock()
+	if next := b.runOnce(id, rb, batch); next != nil {
+		go b.run(id, rb, next)
 	}
 }
 
@@ -125,61 +180,45 @@ func (b *batcher) join(ctx context.Context, id string) (*JoinResult, error) {
 // rb as sending. b.mu must be held.
 func (b *batcher) takeLocked(rb *roomBatch) []*joinWait {
 	n := min(len(rb.pending), b.limit)
-	batch := rb.pending[:n:n]
-	rb.pending = append([]*joinWait(nil), rb.pending[n:]...)
-	rb.sending, rb.last = true, time.Now()
+	batch := rb.pending[:n]
+	if n == len(rb.pending) {
+		// All of it: the next gathering goes in the spare slice.
+		rb.pending, rb.spare = rb.spare[:0], nil
+	} else {
+		rest := append(rb.spare[:0], rb.pending[n:]...)
+		rb.pending, rb.spare = rest, nil
+	}
+	rb.sending = true
+	b.pending.Add(-int64(n))
 	return batch
-}
-
-// armLocked starts the window timer of rb, which ends a window after its
-// last batch left. b.mu must be held.
-func (b *batcher) armLocked(id string, rb *roomBatch) {
-	if b.window <= 0 {
-		// No window to wait for: nothing left to keep.
-		if b.rooms[id] == rb {
-			delete(b.rooms, id)
-		}
-		return
-	}
-	if rb.armed {
-		return
-	}
-	rb.armed = true
-	time.AfterFunc(b.window-time.Since(rb.last), func() {
-		// This is a goroutine of its own already: the batch is sent from
-		// it, without a hop to another.
-		b.mu.Lock()
-		rb.armed = false
-		switch {
-		case rb.sending:
-		case len(rb.pending) > 0:
-			batch := b.takeLocked(rb)
-			b.mu.Unlock()
-			b.run(id, rb, batch)
-			return
-		case b.rooms[id] == rb:
-			delete(b.rooms, id)
-		}
-		b.mu.Unlock()
-	})
 }
 
 // run makes the batch's one cluster call and hands its numbers out in
 // arrival order, then does the same, on the same goroutine, for each batch
 // that gathered meanwhile, until none has.
 func (b *batcher) run(id string, rb *roomBatch, batch []*joinWait) {
-	for {
-		b.deliver(batch, b.request(id, len(batch)))
-		b.mu.Lock()
-		if len(rb.pending) == 0 {
-			rb.sending = false
-			b.armLocked(id, rb)
-			b.mu.Unlock()
-			return
-		}
-		batch = b.takeLocked(rb)
-		b.mu.Unlock()
+	for batch != nil {
+		batch = b.runOnce(id, rb, batch)
 	}
+}
+
+// runOnce sends one batch and hands its numbers out, and returns the next
+// batch, taken from the joins that gathered meanwhile, or nil when none
+// has (the room then has nothing on its way).
+func (b *batcher) runOnce(id string, rb *roomBatch, batch []*joinWait) []*joinWait {
+	b.deliver(batch, b.send(id, len(batch)))
+	clear(batch)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rb.spare = batch[:0]
+	if len(rb.pending) == 0 {
+		rb.sending = false
+		if b.rooms[id] == rb {
+			delete(b.rooms, id)
+		}
+		return nil
+	}
+	return b.takeLocked(rb)
 }
 
 // request asks the grain for count numbers, or fails at once while the
@@ -198,10 +237,10 @@ func (b *batcher) request(id string, count int) joinOutcome {
 	if r != nil && r.TicketKey != nil {
 		req.Known, req.Epoch, req.Version = true, r.View.Epoch, r.View.Version
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
+	// Without a deadline of its own the call is bounded by the client's
+	// timeout, and costs no timer and channel of a context.
 	var res JoinBatchResult
-	err := c.call(ctx, id, KindRoom, opJoinBatch, req, &res)
+	err := c.call(context.Background(), id, KindRoom, opJoinBatch, req, &res)
 	b.breaker.done(id, IsCode(err, CodeLogUnavailable))
 	if err != nil {
 		return joinOutcome{err: err}

@@ -136,7 +136,12 @@ func (g *roomGrain) grantBatch(w batchWaiter) bool {
 	if !w.req.Known || w.req.Epoch != v.Epoch || w.req.Version != v.Version {
 		res.View = v
 	}
-	g.answerBatch(w.to, okResponse(res))
+	body, err := res.MarshalJSON()
+	if err != nil {
+		g.answerBatch(w.to, errResponse(err))
+		return true
+	}
+	g.answerBatch(w.to, &wire.Response{Body: body})
 	if g.st.Reserved-g.st.Issued < g.blocks.low() {
 		g.reserve()
 	}

@@ -56,7 +56,9 @@ func runLoad(ctx context.Context, sys *actor.ActorSystem, base string, spec load
 	conns := min(max(int(spec.RatePerSecond/10), 8), 256)
 	client := load.NewClient(conns, load.DefaultTimeout)
 	defer client.CloseIdleConnections()
-	return load.Run(ctx, load.NewTarget(client, u, slug), load.Config{
+	t := load.NewTarget(client, u, slug)
+	defer t.Close()
+	return load.Run(ctx, t, load.Config{
 		Profile: load.Profile(spec.Profile), Rate: spec.RatePerSecond, Duration: duration,
 		MaxRequests: maxReq, MaxInFlight: load.DefaultMaxInFlight, Mix: load.DefaultMix, OnSecond: onSecond,
 	})

@@ -51,6 +51,10 @@ type Config struct {
 	// means 2 s (the provider's health-check timeout) in a cluster of
 	// several nodes and never for a member alone; negative means never.
 	StallLimit time.Duration
+	// MaxPendingJoins bounds the joins of one room this node gathers
+	// while the room's batch is on its way; beyond it a join is refused
+	// busy. Zero means 8192.
+	MaxPendingJoins int
 	// LogFailGrace is how long the node keeps answering after its log
 	// failed for good before it fails (default 10 s).
 	LogFailGrace time.Duration
@@ -120,6 +124,9 @@ func Start(cfg Config) (*Node, error) {
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger, cfg.Deps.Metrics)
 	n.Client.views = n.Views
 	n.Client.joins = newBatcher(n.Client)
+	if cfg.MaxPendingJoins > 0 {
+		n.Client.joins.maxPending = cfg.MaxPendingJoins
+	}
 	n.watch(provider, members)
 	return n, nil
 }
@@ -263,6 +270,17 @@ func (n *Node) watch(provider *automanaged.AutoManagedProvider, members *memberW
 		n.partition.seed(members)
 	}
 }
+
+// JoinsPending reports the joins this node has gathered, in all rooms,
+// that are not on their way to a grain yet.
+func (n *Node) JoinsPending() int64 { return n.Client.joins.pending.Load() }
+
+// JoinBatches reports the batches of joins this node has sent to grains.
+func (n *Node) JoinBatches() int64 { return n.Client.joins.batches.Load() }
+
+// JoinsRefused reports the joins this node refused busy, because their
+// room's gathered joins were at the bound.
+func (n *Node) JoinsRefused() int64 { return n.Client.joins.refused.Load() }
 
 // Failed is closed when the node can no longer take part in the cluster
 // and must be restarted; FailedErr then says why.

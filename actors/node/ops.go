@@ -84,7 +84,9 @@ const (
 	// master key differs from the members'), so it serves the room not at
 	// all rather than with empty keys (roomkeys.go).
 	CodeRoomUnavailable = "room_unavailable"
-	// CodeBusy: the room's write queue is full; answered at once.
+	// CodeBusy: a bound on work waiting for the room is reached (the
+	// room's write queue, or the joins a front gathers for one room);
+	// answered at once, 503 with Retry-After.
 	CodeBusy = "busy"
 )
 

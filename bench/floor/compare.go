@@ -55,6 +55,9 @@ type Config struct {
 	// PprofURL is the real server's pprof endpoint, used to force a GC
 	// before each memory reading; without it neither side collects first.
 	PprofURL string
+	// Wrk, when set, also runs wrk with the same connections on each side
+	// after the load client in every status and join round.
+	Wrk *Wrk
 	// OpsURL is the real server's operations listener (--ops-addr), whose
 	// /metrics give its memory.
 	OpsURL string
@@ -70,6 +73,8 @@ type Config struct {
 // other.
 type Round struct {
 	Floor, Real load.Result
+	// WrkFloor and WrkReal are wrk's figures, when it ran too.
+	WrkFloor, WrkReal *WrkResult
 }
 
 // Pair is one profile measured on both sides.
@@ -110,13 +115,52 @@ func (p Pair) MemoryRatio() float64 {
 	return ratio(p.Real.Memory.PerSocket(), p.Floor.Memory.PerSocket())
 }
 
+// HasWrk reports whether wrk ran in every round.
+func (p Pair) HasWrk() bool {
+	for _, r := range p.Rounds {
+		if r.WrkFloor == nil || r.WrkReal == nil {
+			return false
+		}
+	}
+	return len(p.Rounds) > 0
+}
+
+// WrkThroughputRatio is ThroughputRatio as wrk measured it.
+func (p Pair) WrkThroughputRatio() float64 {
+	return p.medianRounds(func(r Round) float64 { return ratio(r.WrkReal.Rate, r.WrkFloor.Rate) })
+}
+
+// WrkP99Ratio is LatencyRatio(0.99) as wrk measured it.
+func (p Pair) WrkP99Ratio() float64 {
+	return p.medianRounds(func(r Round) float64 { return ratio(float64(r.WrkReal.P99), float64(r.WrkFloor.P99)) })
+}
+
+// ClientRatio reports the load client's rate on side as a share of wrk's
+// on the same side in the same round (the median over the rounds): below 1,
+// the load client falls short of a C client.
+func (p Pair) ClientRatio(side Side) float64 {
+	return p.medianRounds(func(r Round) float64 {
+		if side == SideFloor {
+			return ratio(r.Floor.Achieved(), r.WrkFloor.Rate)
+		}
+		return ratio(r.Real.Achieved(), r.WrkReal.Rate)
+	})
+}
+
 func (p Pair) median(f func(floor, real load.Result) float64) float64 {
 	if len(p.Rounds) == 0 {
 		return f(p.Floor, p.Real)
 	}
+	return p.medianRounds(func(r Round) float64 { return f(r.Floor, r.Real) })
+}
+
+func (p Pair) medianRounds(f func(Round) float64) float64 {
+	if len(p.Rounds) == 0 {
+		return 0
+	}
 	vs := make([]float64, len(p.Rounds))
 	for i, r := range p.Rounds {
-		vs[i] = f(r.Floor, r.Real)
+		vs[i] = f(r)
 	}
 	slices.Sort(vs)
 	n := len(vs)
@@ -180,6 +224,7 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	var res Result
 	err = func() error {
 		queue := load.NewTarget(client, base, room.Slug)
+		defer queue.Close()
 		if cfg.Status.Duration > 0 {
 			p, err := compareStatus(ctx, client, queue, fl, room.Slug, cfg)
 			if err != nil {
@@ -247,6 +292,7 @@ func compareJoin(ctx context.Context, client *http.Client, queue *load.Target, f
 // compareRounds runs lc on the floor and the real server, alternately, for
 // cfg.Rounds rounds.
 func compareRounds(ctx context.Context, queue, floorTarget *load.Target, lc load.Config, cfg Config) (Pair, error) {
+	defer floorTarget.Close()
 	p := Pair{Profile: lc.Profile}
 	for i := range max(cfg.Rounds, 1) {
 		// Alternate which side goes first (floor, real, real, floor, …), so
@@ -272,16 +318,41 @@ func compareRounds(ctx context.Context, queue, floorTarget *load.Target, lc load
 			if err != nil {
 				return p, fmt.Errorf("floor: %s on %s: %w", lc.Profile, side, err)
 			}
+			wr, err := runWrk(ctx, t, lc, cfg.Wrk)
+			if err != nil {
+				return p, fmt.Errorf("floor: %s on %s: %w", lc.Profile, side, err)
+			}
 			if side == SideFloor {
-				rd.Floor = r
+				rd.Floor, rd.WrkFloor = r, wr
 			} else {
-				rd.Real = r
+				rd.Real, rd.WrkReal = r, wr
 			}
 		}
 		p.Rounds = append(p.Rounds, rd)
 	}
 	p.Floor, p.Real = merge(p.Rounds, SideFloor), merge(p.Rounds, SideReal)
 	return p, nil
+}
+
+// runWrk runs wrk with lc's connections and duration against t, when w is
+// set.
+func runWrk(ctx context.Context, t *load.Target, lc load.Config, w *Wrk) (*WrkResult, error) {
+	if w == nil {
+		return nil, nil
+	}
+	if lc.Connections <= 0 || lc.Rate > 0 {
+		return nil, errors.New("wrk runs a closed loop only: set connections and no rate")
+	}
+	var ticket string
+	if len(lc.Tickets) > 0 {
+		ticket = lc.Tickets[0]
+	}
+	method, u := t.URL(lc.Profile, ticket)
+	r, err := w.Run(ctx, method, u, lc.Connections, lc.Duration)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // merge adds up the rounds of one side.
@@ -345,6 +416,7 @@ func comparePush(ctx context.Context, client *http.Client, queue *load.Target, f
 		{name: SideFloor, target: load.NewTarget(client, fl.URL(), room.Slug), changer: fl, memory: floorMem},
 		{name: SideReal, target: queue, changer: room, memory: realMemReader},
 	}
+	defer sides[0].target.Close()
 	defer func() {
 		for _, s := range sides {
 			if s.sockets != nil {

@@ -171,6 +171,7 @@ func Run(ctx context.Context, t *Target, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
+	defer t.abortOn(ctx)()
 	clock := cfg.Clock
 	if clock == nil {
 		clock = SystemClock{}

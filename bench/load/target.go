@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,30 +11,65 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 )
 
-// Target is one room of a server under test, as visitors reach it.
+// Target is one room of a server under test, as visitors reach it. The
+// measured requests (joins and status polls) go over its own keep-alive
+// connections (http1.go); the rest over the given http.Client.
 type Target struct {
 	client    *http.Client
+	wire      *wire
+	join      request
+	status    request // the ticket goes in mid
 	joinURL   string
 	statusURL string // without the ticket value
 	wsURL     string // without the ticket value
 }
 
 // NewTarget addresses room slug on base (scheme://host[:port], already
-// checked against the loopback guard) through client.
+// checked against the loopback guard) through client, whose timeout bounds
+// every request (DefaultTimeout when it has none).
 func NewTarget(client *http.Client, base *url.URL, slug string) *Target {
 	room := strings.TrimSuffix(base.String(), "/") + "/queue/" + url.PathEscape(slug)
 	ws := "ws" + strings.TrimPrefix(room, "http")
+	timeout := client.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	path := strings.TrimSuffix(base.EscapedPath(), "/") + "/queue/" + url.PathEscape(slug)
+	headers := " HTTP/1.1\r\nHost: " + base.Host + "\r\nUser-Agent: aditus-queue-bench\r\n"
 	return &Target{
 		client:    client,
+		wire:      newWire(hostPort(base), tlsFor(base), timeout),
+		join:      request{head: []byte("POST " + path + "/join" + headers + "Content-Length: 0\r\n\r\n")},
+		status:    request{head: []byte("GET " + path + "/status?ticket="), tail: []byte(headers + "\r\n")},
 		joinURL:   room + "/join",
 		statusURL: room + "/status?ticket=",
 		wsURL:     ws + "/ws?ticket=",
 	}
 }
+
+// hostPort returns the address to dial for base.
+func hostPort(base *url.URL) string {
+	if base.Port() != "" {
+		return base.Host
+	}
+	if base.Scheme == "https" {
+		return net.JoinHostPort(base.Hostname(), "443")
+	}
+	return net.JoinHostPort(base.Hostname(), "80")
+}
+
+func tlsFor(base *url.URL) *tls.Config {
+	if base.Scheme != "https" {
+		return nil
+	}
+	return &tls.Config{ServerName: base.Hostname(), MinVersion: tls.VersionTLS12}
+}
+
+// Close closes the target's idle connections.
+func (t *Target) Close() { t.wire.closeIdle() }
 
 // NewClient returns the HTTP client the runner uses: keep-alive
 // connections up to conns idle at once, the given per-request timeout,
@@ -57,43 +93,9 @@ func NewClient(conns int, timeout time.Duration) *http.Client {
 }
 
 // Warm opens n keep-alive connections before a paced run, so that its
-// first seconds do not time the client's dials: n status requests without a
-// ticket (any answer will do) are held open together, which makes the
-// client dial one connection each, and then released into its idle pool.
-// The client must keep at least n idle connections (NewClient(n, …)).
+// first seconds do not time the client's dials.
 func (t *Target) Warm(ctx context.Context, n int) error {
-	errs := make(chan error, n)
-	var opened, release sync.WaitGroup
-	opened.Add(n)
-	release.Add(1)
-	for range n {
-		go func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.statusURL, nil)
-			if err != nil {
-				opened.Done()
-				errs <- err
-				return
-			}
-			resp, err := t.client.Do(req)
-			opened.Done()
-			if err != nil {
-				errs <- err
-				return
-			}
-			release.Wait()
-			drain(resp)
-			errs <- nil
-		}()
-	}
-	opened.Wait()
-	release.Done()
-	var first error
-	for range n {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return t.wire.warm(ctx, n)
 }
 
 // Ticket is what a join hands out: the signed ticket the other visitor
@@ -106,26 +108,18 @@ type Ticket struct {
 // Join draws a number. With decode false the answer is read and discarded
 // unparsed, which is all the join profile needs.
 func (t *Target) Join(ctx context.Context, decode bool) (Ticket, Class) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.joinURL, nil)
-	if err != nil {
-		return Ticket{}, ClassNetwork
-	}
-	resp, err := t.client.Do(req)
+	a, err := t.wire.do(ctx, t.join, decode)
 	if err != nil {
 		return Ticket{}, classifyErr(ctx, err)
 	}
-	defer drain(resp)
-	if c := classifyStatus(resp.StatusCode); c != OK {
+	if c := classifyStatus(a.status); c != OK {
 		return Ticket{}, c
 	}
 	if !decode {
 		return Ticket{}, OK
 	}
 	var tk Ticket
-	if err := json.NewDecoder(resp.Body).Decode(&tk); err != nil {
-		return Ticket{}, readErrClass(ctx, err)
-	}
-	if tk.Ticket == "" {
+	if err := json.Unmarshal(a.body, &tk); err != nil || tk.Ticket == "" {
 		return Ticket{}, ClassInvalid
 	}
 	return tk, OK
@@ -133,23 +127,27 @@ func (t *Target) Join(ctx context.Context, decode bool) (Ticket, Class) {
 
 // Status polls the status of a ticket.
 func (t *Target) Status(ctx context.Context, ticket string) Class {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.statusURL+url.QueryEscape(ticket), nil)
-	if err != nil {
-		return ClassNetwork
-	}
-	resp, err := t.client.Do(req)
+	rq := t.status
+	rq.mid = url.QueryEscape(ticket)
+	a, err := t.wire.do(ctx, rq, false)
 	if err != nil {
 		return classifyErr(ctx, err)
 	}
-	defer drain(resp)
-	if c := classifyStatus(resp.StatusCode); c != OK {
-		return c
-	}
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return readErrClass(ctx, err)
-	}
-	return OK
+	return classifyStatus(a.status)
 }
+
+// URL returns the method and URL of one request of profile p (join or
+// status; status polls ticket), for another client to send.
+func (t *Target) URL(p Profile, ticket string) (method, u string) {
+	if p == ProfileJoin {
+		return http.MethodPost, t.joinURL
+	}
+	return http.MethodGet, t.statusURL + url.QueryEscape(ticket)
+}
+
+// abortOn interrupts the target's open requests when ctx ends, until the
+// returned stop is called.
+func (t *Target) abortOn(ctx context.Context) (stop func() bool) { return t.wire.abortOn(ctx) }
 
 // JoinBody draws one number and returns the answer's body, for a baseline
 // that must answer joins with the same bytes.
@@ -226,12 +224,6 @@ func (t *Target) JoinMany(ctx context.Context, n int) ([]string, error) {
 	return tickets, nil
 }
 
-// drain reads what is left of a body, so the connection is reused.
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	_ = resp.Body.Close()
-}
-
 func classifyStatus(code int) Class {
 	switch {
 	case code >= 200 && code < 300:
@@ -246,24 +238,16 @@ func classifyStatus(code int) Class {
 }
 
 func classifyErr(ctx context.Context, err error) Class {
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// Whatever the error, the run's end caused it.
 		return ClassCanceled
+	}
+	if errors.Is(err, errMalformed) {
+		return ClassInvalid
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		return ClassTimeout
-	}
-	return ClassNetwork
-}
-
-func readErrClass(ctx context.Context, err error) Class {
-	if c := classifyErr(ctx, err); c != ClassNetwork {
-		return c
-	}
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return ClassInvalid
 	}
 	return ClassNetwork
 }

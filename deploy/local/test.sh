@@ -25,6 +25,8 @@ if [[ -z ${AQ_SKIP_BROWSER:-} ]]; then
 	command -v node >/dev/null || need_pkgs+=(nodejs npm)
 fi
 command -v nginx >/dev/null || need_pkgs+=(nginx)
+# wrk: bench floor --client wrk cross-checks the load client with it.
+command -v wrk >/dev/null || need_pkgs+=(wrk)
 # njs: the edge gate's browser test runs nginx with it.
 [[ -f /usr/lib/nginx/modules/ngx_http_js_module.so ]] || need_pkgs+=(libnginx-mod-http-js)
 # The partition test (deploy/local/clustertest) cuts a member off with iptables.

@@ -23,19 +23,23 @@ import (
 var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // answerPrefixes caches, per room, the encoded `{"queue":…,"name":…` of
-// the room's current view (a view is immutable; a new one replaces it).
+// the room's slug and name. The entry is checked against the slug and
+// name themselves, not the view: a join's answer carries a copy of the
+// view, new for every join.
 type answerPrefixes struct {
 	m sync.Map // room id → *answerPrefix
 }
 
 type answerPrefix struct {
-	view *room.View
-	b    []byte
+	slug, name string
+	b          []byte
 }
 
 func (p *answerPrefixes) of(v *room.View) []byte {
-	if e, ok := p.m.Load(v.ID); ok && e.(*answerPrefix).view == v {
-		return e.(*answerPrefix).b
+	if e, ok := p.m.Load(v.ID); ok {
+		if e := e.(*answerPrefix); e.slug == v.Config.Slug && e.name == v.Config.Name {
+			return e.b
+		}
 	}
 	b, err := json.Marshal(struct {
 		Queue string `json:"queue"`
@@ -45,7 +49,7 @@ func (p *answerPrefixes) of(v *room.View) []byte {
 		panic(err)
 	}
 	b = b[:len(b)-1] // without the closing brace
-	p.m.Store(v.ID, &answerPrefix{view: v, b: b})
+	p.m.Store(v.ID, &answerPrefix{slug: v.Config.Slug, name: v.Config.Name, b: b})
 	return b
 }
 
@@ -89,14 +93,17 @@ func appendAnswer(b, prefix []byte, a *ticketAnswer) []byte {
 // writeAnswer sends a as the 200 answer. Answers the fast encoding does not
 // cover (a ticket that would need escaping, a time encoding/json refuses,
 // ?pretty) go through c.JSON.
-func (s *Server) writeAnswer(c echo.Context, v *room.View, a *ticketAnswer) error {
+//
+// a comes by value, so that the answer stays on the handler's stack: only
+// the fallback puts a copy on the heap.
+func (s *Server) writeAnswer(c echo.Context, v *room.View, a ticketAnswer) error {
 	if s.e.Debug || !plainTicket(a.Ticket) || (a.OpensAt != nil && (a.OpensAt.Year() < 0 || a.OpensAt.Year() > 9999)) ||
 		strings.Contains(c.Request().URL.RawQuery, "pretty") {
 		return c.JSON(http.StatusOK, a)
 	}
 	c.Response().Header()["Content-Type"] = jsonType
 	bp := answerBufs.Get().(*[]byte)
-	*bp = appendAnswer((*bp)[:0], s.prefixes.of(v), a)
+	*bp = appendAnswer((*bp)[:0], s.prefixes.of(v), &a)
 	err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, *bp)
 	answerBufs.Put(bp)
 	return err
@@ -118,6 +125,16 @@ var (
 		return v
 	}()
 )
+
+// boolRef points to a shared true or false, which nobody writes through.
+func boolRef(b bool) *bool {
+	if b {
+		return &shared.yes
+	}
+	return &shared.no
+}
+
+var shared = struct{ yes, no bool }{yes: true}
 
 // retryAfterValue returns the Retry-After header value for seconds.
 func retryAfterValue(seconds int) []string {

@@ -93,3 +93,23 @@ func FuzzQueryValue(f *testing.F) {
 		}
 	})
 }
+
+// The cached prefix serves copies of a view (a join's answer carries one)
+// without encoding again, and follows a rename.
+func TestAnswerPrefixFollowsTheRoom(t *testing.T) {
+	var p answerPrefixes
+	v := &room.View{ID: "r1"}
+	v.Config.Slug, v.Config.Name = "shop", `Big "sale"`
+	first := p.of(v)
+	if string(first) != `{"queue":"shop","name":"Big \"sale\""` {
+		t.Fatalf("prefix %s", first)
+	}
+	copied := *v
+	if again := p.of(&copied); &again[0] != &first[0] {
+		t.Error("a copy of the view encoded the prefix again")
+	}
+	copied.Config.Name = "Renamed"
+	if got := p.of(&copied); string(got) != `{"queue":"shop","name":"Renamed"` {
+		t.Errorf("after a rename: %s", got)
+	}
+}

@@ -46,12 +46,23 @@ func newEnvOn(t *testing.T, l persistence.Log) *env {
 // changed by edit before they start.
 func newEnvWith(t *testing.T, edit func(*node.Deps, *Config)) *env {
 	t.Helper()
+	return newEnvWithNode(t, edit, nil)
+}
+
+// newEnvWithNode is newEnvWith with the node's configuration changed by
+// editNode (nil: none) too.
+func newEnvWithNode(t *testing.T, edit func(*node.Deps, *Config), editNode func(*node.Config)) *env {
+	t.Helper()
 	log := testLogger()
 	deps := node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}
 	cfg := Config{PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry()}
 	edit(&deps, &cfg)
-	cfg.Node = nodetest.Start(t, node.Config{Member: true, Deps: deps})
+	nc := node.Config{Member: true, Deps: deps}
+	if editNode != nil {
+		editNode(&nc)
+	}
+	cfg.Node = nodetest.Start(t, nc)
 	srv := httptest.NewServer(New(cfg).Handler())
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, registry: cfg.Registry}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
 type httpMetrics struct {
@@ -56,28 +58,41 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return m
 }
 
-// middleware counts requests per route. The health check is left out, so
-// monitoring pings do not distort the traffic picture.
-func (m *httpMetrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		route := c.Path()
-		if route == "/queue/healthz" || route == "/metrics" {
-			return err
-		}
-		if route == "" {
-			route = "unmatched"
-		}
-		status := c.Response().Status
-		if err != nil {
-			c.Error(err)
-			status = c.Response().Status
-			err = nil
-		}
-		rm := m.of(route, c.Request().Method, status)
-		rm.requests.Inc()
-		rm.latency.Observe(time.Since(start).Seconds())
+// registerJoinMetrics exports the front's gathered joins, its batches and
+// its busy refusals.
+func registerJoinMetrics(reg prometheus.Registerer, n *node.Node) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_joins_pending",
+			Help: "Joins this front has gathered, in all rooms, that are not on their way to a grain yet."},
+			func() float64 { return float64(n.JoinsPending()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_join_batches_total",
+			Help: "Batches of joins this front has sent to grains (joins per batch: the joins answered over this)."},
+			func() float64 { return float64(n.JoinBatches()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_joins_busy_total",
+			Help: "Joins refused busy because their room's gathered joins were at the bound."},
+			func() float64 { return float64(n.JoinsRefused()) }))
+}
+
+// observe counts a request that started at start and ended with err per
+// route, and returns the error still to be handled: the health check is
+// left out, so monitoring pings do not distort the traffic picture; other
+// errors are answered here, so that the status counted is the one sent.
+func (m *httpMetrics) observe(c echo.Context, start time.Time, err error) error {
+	route := c.Path()
+	if route == "/queue/healthz" || route == "/metrics" {
 		return err
 	}
+	if route == "" {
+		route = "unmatched"
+	}
+	status := c.Response().Status
+	if err != nil {
+		c.Error(err)
+		status = c.Response().Status
+		err = nil
+	}
+	rm := m.of(route, c.Request().Method, status)
+	rm.requests.Inc()
+	rm.latency.Observe(time.Since(start).Seconds())
+	return err
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -127,9 +126,10 @@ func New(cfg Config) *Server {
 	e.Server.ReadHeaderTimeout = 10 * time.Second
 	e.Server.IdleTimeout = 120 * time.Second
 	s.metrics = newHTTPMetrics(cfg.Registry)
-	e.Use(middleware.Recover())
-	e.Use(s.metrics.middleware)
-	e.Use(middleware.BodyLimit("64K"))
+	if cfg.Node != nil {
+		registerJoinMetrics(cfg.Registry, cfg.Node)
+	}
+	e.Use(s.edge)
 	s.e = e
 	s.metricsHandler = promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})
 	s.registerVisitor(e)

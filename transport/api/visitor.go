@@ -183,7 +183,7 @@ func (s *Server) handleJoin(c echo.Context) error {
 	a := answerOf(v, v.StatusOf(res.Number, s.now().UnixNano()))
 	a.Ticket = res.Ticket
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.writeAnswer(c, v, &a)
+	return s.writeAnswer(c, v, a)
 }
 
 // number reads the visitor's number from a ticket (or, for read-only
@@ -232,12 +232,11 @@ func (s *Server) handleStatus(c echo.Context) error {
 	}
 	st := v.StatusOf(n, s.now().UnixNano())
 	a := answerOf(v, st)
-	active := st.Active
-	a.Active = &active
+	a.Active = boolRef(st.Active)
 	h := c.Response().Header()
 	h["Retry-After"] = retryAfterValue(st.RetryAfter)
 	h["Cache-Control"] = noStore
-	return s.writeAnswer(c, v, &a)
+	return s.writeAnswer(c, v, a)
 }
 
 type tokenBody struct {
