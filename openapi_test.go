@@ -111,9 +111,9 @@ func compareRoutes(routes []*echo.Route, documented []string) (undocumented, mis
 }
 
 // startInProcess runs serve in this process, as the binary does, on a free
-// loopback port with the embedded log in t.TempDir, and returns its base URL
-// and router.
-func startInProcess(t *testing.T) (string, *echo.Echo) {
+// loopback port with the embedded log in t.TempDir, with the extra flags
+// given, and returns its base URL and router.
+func startInProcess(t *testing.T, extra ...string) (string, *echo.Echo) {
 	t.Helper()
 	env := map[string]string{
 		// The health-check test calls a server of this test on loopback.
@@ -122,8 +122,9 @@ func startInProcess(t *testing.T) (string, *echo.Echo) {
 	// A port the kernel picks, given as the public URL too: load tests send
 	// their requests to the public URL.
 	addr := freeAddr(t)
-	cfg, err := parseServeFlags([]string{"--addr", addr, "--data-dir", t.TempDir(), "--admin-token", docAdminToken,
-		"--log-level", "warn", "--public-url", "http://" + addr, "--ops-addr", "127.0.0.1:0"}, func(k string) string { return env[k] })
+	args := append([]string{"--addr", addr, "--data-dir", t.TempDir(), "--admin-token", docAdminToken,
+		"--log-level", "warn", "--public-url", "http://" + addr, "--ops-addr", "127.0.0.1:0"}, extra...)
+	cfg, err := parseServeFlags(args, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

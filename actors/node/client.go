@@ -24,6 +24,7 @@ type Client struct {
 	log     *slog.Logger
 	views   *Views
 	members *memberWatch
+	reach   *reachWatch
 	joins   *batcher
 	// logErr reports this member's log failure (always nil on a front
 	// alone).
@@ -34,12 +35,19 @@ type Client struct {
 var ErrUnavailable = &Error{Code: CodeUnavailable, Message: "The waiting room service is busy or restarting; try again shortly."}
 
 // maxAttempt bounds one attempt of a call. An attempt on a member that dies
-// is abandoned as soon as the member list drops it; this bound is for a
-// member that hangs without being dropped.
+// is abandoned as soon as the member list drops it, and one whose grain
+// moved to a member that joined as soon as the list says so; this bound is
+// for a member that hangs without being dropped. (A shorter bound was
+// tried: it cut short attempts that a member about to see the new list
+// would have answered, and made a fail-over slower.)
 const maxAttempt = 3 * time.Second
 
-// errMemberLeft ends an attempt whose member left the cluster meanwhile.
-var errMemberLeft = errors.New("member left the cluster")
+// errMemberLeft ends an attempt whose member left the cluster meanwhile;
+// errClusterLost one made while the node lost every member.
+var (
+	errMemberLeft  = errors.New("member left the cluster")
+	errClusterLost = errors.New("no cluster member reachable")
+)
 
 func (c *Client) call(ctx context.Context, identity, kind, op string, req, out any) error {
 	body, err := json.Marshal(req)
@@ -57,7 +65,11 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		if left <= 0 {
 			return ErrUnavailable
 		}
-		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt))
+		lost := c.reach.lostCh()
+		if isClosed(lost) {
+			return ErrClusterUnavailable
+		}
+		res, err := c.attempt(ctx, identity, kind, msg, min(left, maxAttempt), lost)
 		if err == nil {
 			var final bool
 			if final, err = answer(op, res, out); final {
@@ -75,22 +87,41 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		if attempt == 0 || attempt%10 == 0 {
 			c.log.Debug("grain call retry", "op", op, "identity", identity, "error", err)
 		}
+		if errors.Is(err, errClusterLost) {
+			return ErrClusterUnavailable
+		}
 		if errors.Is(err, errMemberLeft) {
 			// The grain is being placed on another member: go there now.
 			continue
 		}
-		sleep := backoff
-		if rem := time.Until(deadline); sleep > rem {
-			sleep = rem
-		}
-		select {
-		case <-time.After(sleep):
-		case <-ctx.Done():
-			return ErrUnavailable
+		if err := pause(ctx, min(backoff, time.Until(deadline)), lost); err != nil {
+			return err
 		}
 		if backoff < 500*time.Millisecond {
 			backoff *= 2
 		}
+	}
+}
+
+// pause waits d before the next attempt; it answers for the call when ctx
+// ends or no member is reachable first.
+func pause(ctx context.Context, d time.Duration, lost <-chan struct{}) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ErrUnavailable
+	case <-lost:
+		return ErrClusterUnavailable
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -117,11 +148,11 @@ func answer(op string, res, out any) (final bool, err error) {
 // attempt makes one grain request, bounded by per and ctx. protoactor's
 // request cannot be interrupted (placing a grain on a member that just died
 // waits a fixed 5 s, whatever the timeout), so it runs on its own goroutine
-// and is abandoned when per passes, ctx ends or the member it went to leaves
-// the cluster; an abandoned request ends on its own within seconds. The
+// and is abandoned when per passes, ctx ends, the member it went to leaves
+// the cluster or lost is closed (no member is reachable); an abandoned request ends on its own within seconds. The
 // timeout is passed on every call: protoactor's RequestFuture with an option
 // would change a package-wide default.
-func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.Request, per time.Duration) (any, error) {
+func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.Request, per time.Duration, lost <-chan struct{}) (any, error) {
 	type result struct {
 		res any
 		err error
@@ -133,13 +164,18 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 	// start (and no grain can be placed before it anyway).
 	select {
 	case <-c.members.known:
+	case <-lost:
+		return nil, errClusterLost
 	case <-t.C:
 		return nil, fmt.Errorf("no cluster member known within %v", per)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	gone, release := c.members.watch(c.target(identity, kind))
+	addr := c.target(identity, kind)
+	gone, release := c.members.watch(addr)
 	defer release()
+	moved, releaseMove := c.members.watchOwner(identity, kind, addr)
+	defer releaseMove()
 	done := make(chan result, 1)
 	go func() {
 		res, err := c.cluster.Request(identity, kind, msg, cluster.WithTimeout(per), cluster.WithRetryCount(1),
@@ -151,6 +187,12 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 		return r.res, r.err
 	case <-gone:
 		return nil, errMemberLeft
+	case <-moved:
+		// Placed again from the new member list, not the cache.
+		c.cluster.PidCache.Remove(identity, kind)
+		return nil, errMemberLeft
+	case <-lost:
+		return nil, errClusterLost
 	case <-t.C:
 		return nil, fmt.Errorf("no answer within %v", per)
 	case <-ctx.Done():
@@ -159,19 +201,24 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 }
 
 // target is the address of the member a request for the grain goes to: the
-// cached activation's, or the owner by the same rendezvous hash that places
-// grains. "" when no member is known.
+// owner by the same rendezvous hash that places grains, which is the cached
+// activation's member unless the member list changed since. "" when no
+// member is known.
 func (c *Client) target(identity, kind string) string {
+	owner := c.members.owner(identity, kind)
 	if pid, ok := c.cluster.PidCache.Get(identity, kind); ok && pid != nil {
-		if c.members.isMember(pid.Address) {
+		if pid.Address == owner && c.members.isMember(pid.Address) {
 			return pid.Address
 		}
 		// Cached after its member left (the cache is cleared when the
 		// member list changes, but an activation answered just before can
-		// land after that): place the grain again.
+		// land after that), or on a member that no longer owns the grain
+		// (a member joined: protoactor clears only the entries of members
+		// that left, and the old owner stops the grain, so a request sent
+		// there may never be answered): place the grain again.
 		c.cluster.PidCache.RemoveByValue(identity, kind, pid)
 	}
-	return c.members.owner(identity, kind)
+	return owner
 }
 
 // Join draws the next number of room id, in one batch with the other joins

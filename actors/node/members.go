@@ -28,8 +28,19 @@ type memberWatch struct {
 	mu sync.Mutex
 	// mu guards members, rdv and waiters.
 	members map[string]bool // addresses of the current members
+	ids     map[string]bool // identities of the current members
+	listed  bool            // a member list has arrived
 	rdv     *cluster.Rendezvous
 	waiters map[string]map[chan struct{}]struct{} // by member address
+	// moves are attempts to abandon when their grain's owner changes.
+	moves map[chan struct{}]ownerWait
+}
+
+// ownerWait is an attempt sent to addr for a grain the rendezvous hash
+// placed there.
+type ownerWait struct {
+	id   *cluster.ClusterIdentity
+	addr string
 }
 
 // newMemberWatch subscribes to sys's member lists. settled must return
@@ -38,7 +49,7 @@ type memberWatch struct {
 // under it).
 func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger, settled func()) *memberWatch {
 	w := &memberWatch{log: log, events: sys.EventStream, members: map[string]bool{}, known: make(chan struct{}), settled: settled,
-		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}}
+		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}, moves: map[chan struct{}]ownerWait{}}
 	// The event stream calls subscribers synchronously, while the member
 	// list holds its lock: onTopology only updates maps and closes channels.
 	w.sub = sys.EventStream.Subscribe(func(ev any) {
@@ -51,9 +62,10 @@ func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger, settled func()) *m
 
 func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	w.mu.Lock()
-	w.members = map[string]bool{}
+	w.members, w.ids, w.listed = map[string]bool{}, map[string]bool{}, true
 	for _, m := range t.Members {
 		w.members[m.Address()] = true
+		w.ids[m.Id] = true
 	}
 	w.rdv = cluster.NewRendezvous()
 	w.rdv.UpdateMembers(t.Members)
@@ -67,6 +79,12 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	}
 	for _, m := range t.Joined {
 		joined = append(joined, m.Address())
+	}
+	for ch, o := range w.moves {
+		if w.rdv.GetByClusterIdentity(o.id) != o.addr {
+			close(ch)
+			delete(w.moves, ch)
+		}
 	}
 	n := len(w.members)
 	w.mu.Unlock()
@@ -84,11 +102,19 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	w.log.Info("cluster members changed", "members", n, "joined", joined, "left", left)
 }
 
-// count is the number of current members.
-func (w *memberWatch) count() int {
+// memberIDs returns the identities of the current members.
+func (w *memberWatch) memberIDs() map[string]bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.members)
+	return w.ids
+}
+
+// size is the number of current members, and whether a member list has
+// arrived yet.
+func (w *memberWatch) size() (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.members), w.listed
 }
 
 // isMember reports whether addr is a current member; before the first
@@ -125,6 +151,28 @@ func (w *memberWatch) watch(addr string) (<-chan struct{}, func()) {
 	return ch, func() {
 		w.mu.Lock()
 		delete(w.waiters[addr], ch)
+		w.mu.Unlock()
+	}
+}
+
+// watchOwner returns a channel that is closed when the rendezvous hash
+// places grain identity of kind on another member than addr (a member
+// joined or left), and a release to call when the caller stops waiting.
+// The member at addr stops its activation then, and a request still on
+// its way there may never be answered. Nothing is watched when addr is not
+// the grain's owner now.
+func (w *memberWatch) watchOwner(identity, kind, addr string) (<-chan struct{}, func()) {
+	id := cluster.NewClusterIdentity(identity, kind)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if addr == "" || w.rdv.GetByClusterIdentity(id) != addr {
+		return nil, func() {}
+	}
+	ch := make(chan struct{})
+	w.moves[ch] = ownerWait{id: id, addr: addr}
+	return ch, func() {
+		w.mu.Lock()
+		delete(w.moves, ch)
 		w.mu.Unlock()
 	}
 }

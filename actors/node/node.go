@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -74,6 +75,12 @@ type Node struct {
 
 	// partition fails the node when it is cut off from the majority.
 	partition *partitionWatch
+	// reach knows whether any member can be reached.
+	reach *reachWatch
+	// witness heartbeats in the log, for partition (nil on fronts).
+	witness *witness
+	// leaving makes the health endpoint answer 503 (handover.go).
+	leaving atomic.Bool
 	// logs fails the node when its log failed for good.
 	logs *logWatch
 }
@@ -120,7 +127,9 @@ func Start(cfg Config) (*Node, error) {
 	} else {
 		n.cluster.StartClient()
 	}
-	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members}
+	n.reach = newReachWatch(provider.GetHealthStatus, members.size)
+	n.reach.start()
+	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members, reach: n.reach}
 	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger, cfg.Deps.Metrics)
 	n.Client.views = n.Views
 	n.Client.joins = newBatcher(n.Client)
@@ -242,7 +251,7 @@ func (n *Node) serveHealth(e *echo3.Echo, kinds []*cluster.Kind, healthPort int)
 	name := n.cfg.Name
 	e.GET("/_health", func(c echo3.Context) error {
 		host, p, err := n.system.GetHostPort()
-		if err != nil {
+		if err != nil || n.leaving.Load() {
 			return c.NoContent(http.StatusServiceUnavailable)
 		}
 		return c.JSON(http.StatusOK, automanaged.NewNode(name, n.system.ID, host, p, healthPort, kindNames))
@@ -264,7 +273,11 @@ func (n *Node) watch(provider *automanaged.AutoManagedProvider, members *memberW
 	n.Client.logErr = n.logs.Err
 	if n.cfg.Member {
 		n.loadTests = keepLoadTests(n.Client)
-		n.partition = newPartitionWatch(n.system, len(n.cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail)
+		if n.cfg.Deps.Log != nil && len(n.cfg.Peers) >= 3 {
+			n.witness = newWitness(n.cfg.Deps.Log, n.health.Addr().String(), n.system.ID, n.cfg.Peers, n.cfg.Deps.Logger, time.Now())
+			n.witness.start()
+		}
+		n.partition = newPartitionWatch(n.system, len(n.cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail, n.witness, n.cfg.Deps.Logger)
 		// The lists published while the member started came before the
 		// watch subscribed.
 		n.partition.seed(members)
@@ -300,12 +313,16 @@ func (n *Node) FailedErr() error {
 // node reports it on /queue/healthz until it ends.
 func (n *Node) LogErr() error { return n.logs.Err() }
 
-// Stop leaves the cluster: grains write their final checkpoints first.
+// Stop leaves the cluster: the others take the member's rooms over first
+// (handover.go), then grains write their final checkpoints.
 func (n *Node) Stop(ctx context.Context) {
 	n.stall.close()
 	n.logs.close()
 	n.stopLoadTests()
 	n.partition.close()
+	n.witness.close()
+	n.leave(ctx)
+	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	done := make(chan struct{})
@@ -328,9 +345,16 @@ func (n *Node) Kill() {
 	n.logs.close()
 	n.stopLoadTests()
 	n.partition.close()
+	n.witness.close()
+	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()
 	shutdownCluster(n.cluster, n.cfg.Member, false)
+	if n.cfg.Member {
+		// As a dead process would: no more health answers, on open
+		// connections either, and no more checks of the others.
+		_ = n.cluster.Config.ClusterProvider.Shutdown(false)
+	}
 	if n.health != nil {
 		_ = n.health.Close()
 	}

@@ -80,6 +80,9 @@ const (
 	// CodeLogUnavailable: the room's log cannot be written; answered at
 	// once, not after the call timeout (joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
+	// CodeClusterUnavailable: this node reaches no member of the cluster;
+	// answered at once (reach.go).
+	CodeClusterUnavailable = "cluster_unavailable"
 	// CodeRoomUnavailable: this node cannot open the room's keys (its
 	// master key differs from the members'), so it serves the room not at
 	// all rather than with empty keys (roomkeys.go).

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -30,6 +31,11 @@ import (
 //
 // With fewer than three members no majority survives the loss of one, and
 // a partition cannot be told from a peer's death: the rule is off there.
+//
+// With a witness (witness.go) the member asks the log before it gives up:
+// it ends only when the members it cannot see still heartbeat there, or
+// when it cannot reach the log; when they are silent, they are gone, and
+// it stays and serves their rooms.
 
 // partitionWatch follows the member list and fails the node when it has
 // seen fewer than quorum members for longer than grace.
@@ -43,12 +49,18 @@ type partitionWatch struct {
 	sub    *eventstream.Subscription
 	stop   chan struct{}
 	wg     sync.WaitGroup
+	// witness, when set, is asked before the node is failed.
+	witness *witness
+	log     *slog.Logger
 
 	mu sync.Mutex
-	// mu guards seen, armed and since.
-	seen  int
-	armed bool      // a majority has been seen
-	since time.Time // when the member list fell below quorum; zero while it is not
+	// mu guards the fields below.
+	seen    int
+	visible map[string]bool // identities in the member list
+	// staying is set once the witness found the others gone.
+	staying bool
+	armed   bool      // a majority has been seen
+	since   time.Time // when the member list fell below quorum; zero while it is not
 	// unhealthy is when the provider's health error was first seen in a
 	// row; zero while it reports none.
 	unhealthy time.Time
@@ -56,14 +68,19 @@ type partitionWatch struct {
 
 // newPartitionWatch watches sys's member list for a cluster of peers
 // members; nil when the rule is off (fewer than three peers).
-func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, health func() error, fail func(error)) *partitionWatch {
+func newPartitionWatch(sys *actor.ActorSystem, peers int, grace time.Duration, health func() error, fail func(error), wit *witness, log *slog.Logger) *partitionWatch {
 	if peers < 3 || grace <= 0 {
 		return nil
 	}
-	w := &partitionWatch{quorum: peers/2 + 1, grace: grace, health: health, fail: fail, events: sys.EventStream, stop: make(chan struct{})}
+	w := &partitionWatch{quorum: peers/2 + 1, grace: grace, health: health, fail: fail, events: sys.EventStream, stop: make(chan struct{}),
+		witness: wit, log: log}
 	w.sub = sys.EventStream.Subscribe(func(ev any) {
 		if t, ok := ev.(*cluster.ClusterTopology); ok {
-			w.onTopology(len(t.Members), time.Now())
+			ids := map[string]bool{}
+			for _, m := range t.Members {
+				ids[m.Id] = true
+			}
+			w.onTopology(ids, time.Now())
 		}
 	})
 	w.wg.Add(1)
@@ -77,19 +94,20 @@ func (w *partitionWatch) seed(m *memberWatch) {
 	if w == nil {
 		return
 	}
-	if n := m.count(); n > 0 {
-		w.onTopology(n, time.Now())
+	if ids := m.memberIDs(); len(ids) > 0 {
+		w.onTopology(ids, time.Now())
 	}
 }
 
-// onTopology records a member list of n members seen at now.
-func (w *partitionWatch) onTopology(n int, now time.Time) {
+// onTopology records a member list of the members ids seen at now.
+func (w *partitionWatch) onTopology(ids map[string]bool, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.seen = n
+	n := len(ids)
+	w.seen, w.visible = n, ids
 	switch {
 	case n >= w.quorum:
-		w.armed, w.since = true, time.Time{}
+		w.armed, w.since, w.staying = true, time.Time{}, false
 	case w.armed && w.since.IsZero():
 		w.since = now
 	}
@@ -107,21 +125,52 @@ func (w *partitionWatch) onHealth(err error, now time.Time) {
 	}
 }
 
-// check fails the node when the member list has stayed below quorum for
-// longer than grace at now; it reports whether it did.
+// check fails the node when the member list has stayed below quorum (or
+// the provider has reached nobody) for longer than grace at now, unless
+// the witness finds the others gone; it reports whether it failed.
 func (w *partitionWatch) check(now time.Time) bool {
 	w.mu.Lock()
-	since, seen, unhealthy := w.since, w.seen, w.unhealthy
+	since, seen, unhealthy, visible := w.since, w.seen, w.unhealthy, w.visible
 	w.mu.Unlock()
-	if !unhealthy.IsZero() && now.Sub(unhealthy) > w.grace {
-		w.fail(fmt.Errorf("this member has reached no member of the cluster, itself included, for %v: it is cut off from the others; restart it so that it joins under a new identity once it can reach them", now.Sub(unhealthy).Round(time.Millisecond)))
-		return true
-	}
-	if since.IsZero() || now.Sub(since) <= w.grace {
+	var why string
+	switch {
+	case !unhealthy.IsZero() && now.Sub(unhealthy) > w.grace:
+		why = fmt.Sprintf("has reached no member of the cluster, itself included, for %v", now.Sub(unhealthy).Round(time.Millisecond))
+		visible = nil // its member list is the last one, not what it sees
+	case !since.IsZero() && now.Sub(since) > w.grace:
+		why = fmt.Sprintf("has seen only %d of the cluster's members (fewer than the majority of %d) for %v", seen, w.quorum, now.Sub(since).Round(time.Millisecond))
+	default:
 		return false
 	}
-	w.fail(fmt.Errorf("this member has seen only %d of the cluster's members (fewer than the majority of %d) for %v: it is cut off from the others; restart it so that it joins under a new identity once it can reach them", seen, w.quorum, now.Sub(since).Round(time.Millisecond)))
+	if w.witness != nil {
+		v, said := w.witness.judge(visible, w.grace, now)
+		switch v {
+		case undecided:
+			return false
+		case othersGone:
+			w.stay(why, said)
+			return false
+		case logUnreachable:
+			w.fail(fmt.Errorf("this member %s and cannot ask the log whether the others are gone (%s): it is cut off from the others; restart it so that it joins under a new identity once it can reach them", why, said))
+			return true
+		}
+		why += " while the log shows them alive (" + said + ")"
+	}
+	w.fail(fmt.Errorf("this member %s: it is cut off from the others; restart it so that it joins under a new identity once it can reach them", why))
 	return true
+}
+
+// stay records, once per loss of the majority, that the witness found the
+// members out of sight gone.
+func (w *partitionWatch) stay(why, said string) {
+	w.mu.Lock()
+	first := !w.staying
+	w.staying = true
+	w.mu.Unlock()
+	if first {
+		w.log.Warn("the members out of sight are silent in the log: they are gone; this member stays and serves their rooms",
+			"lost", why, "log", said)
+	}
 }
 
 func (w *partitionWatch) run() {
@@ -135,7 +184,7 @@ func (w *partitionWatch) run() {
 		case now := <-t.C:
 			if w.health != nil {
 				select {
-				case err := <-w.askHealth():
+				case err := <-askAsync(w.health):
 					w.onHealth(err, now)
 				case <-w.stop:
 					return
@@ -146,16 +195,6 @@ func (w *partitionWatch) run() {
 			}
 		}
 	}
-}
-
-// askHealth asks the provider for its health on a goroutine of its own:
-// the provider holds the lock of its answer for a whole round of health
-// checks (up to its 2 s timeout plus one TTL), and a stop must not wait for
-// that. The goroutine ends when the provider answers.
-func (w *partitionWatch) askHealth() <-chan error {
-	ch := make(chan error, 1)
-	go func() { ch <- w.health() }()
-	return ch
 }
 
 func (w *partitionWatch) close() {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -33,7 +34,7 @@ func TestPartitionWatch(t *testing.T) {
 			var got error
 			w := &partitionWatch{quorum: tc.peers/2 + 1, grace: 2 * time.Second, fail: func(err error) { got = err }}
 			for _, s := range tc.seen {
-				w.onTopology(s.members, at(s.ms))
+				w.onTopology(memberIDs(s.members), at(s.ms))
 			}
 			if failed := w.check(at(tc.check)); failed != tc.failed || (got != nil) != tc.failed {
 				t.Fatalf("got failed %v (%v), want %v", failed, got, tc.failed)
@@ -43,7 +44,7 @@ func TestPartitionWatch(t *testing.T) {
 	t.Run("no member answers, itself included", func(t *testing.T) {
 		var got error
 		w := &partitionWatch{quorum: 2, grace: 2 * time.Second, fail: func(err error) { got = err }}
-		w.onTopology(3, at(0))
+		w.onTopology(memberIDs(3), at(0))
 		w.onHealth(errors.New("monitor: no node answered"), at(100))
 		if w.check(at(1_000)) {
 			t.Fatal("failed within the grace")
@@ -58,7 +59,16 @@ func TestPartitionWatch(t *testing.T) {
 			t.Fatal("failed before it ever saw a majority (starting alone)")
 		}
 	})
-	if w := newPartitionWatch(nil, 2, time.Second, nil, nil); w != nil {
+	if w := newPartitionWatch(nil, 2, time.Second, nil, nil, nil, nil); w != nil {
 		t.Fatal("two members: got a watch, want the rule off")
 	}
+}
+
+// memberIDs is a member list of n members, m0 … m(n−1).
+func memberIDs(n int) map[string]bool {
+	ids := map[string]bool{}
+	for i := range n {
+		ids[fmt.Sprintf("m%d", i)] = true
+	}
+	return ids
 }

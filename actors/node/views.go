@@ -37,11 +37,14 @@ type Views struct {
 
 	mu sync.RWMutex
 	// mu guards rooms, slugs, misses, used and listeners.
-	rooms     map[string]*Room
-	slugs     map[string]string
-	misses    map[string]time.Time
-	used      map[string]time.Time
-	seen      map[string]map[uint64]struct{}
+	rooms  map[string]*Room
+	slugs  map[string]string
+	misses map[string]time.Time
+	used   map[string]time.Time
+	seen   map[string]map[uint64]struct{}
+	// confirmed is when a grain last answered each room's view, newer or
+	// not: a view not confirmed for staleAfter is stale.
+	confirmed map[string]time.Time
 	listeners []func(id string, r *Room)
 	locked    lockedRooms
 	// seenDropped counts presence reports beyond maxSeenPerSync.
@@ -58,12 +61,16 @@ const (
 	idleAfter   = 10 * time.Minute
 	missTTL     = 2 * time.Second
 	lookupLimit = 5 * time.Second
+	// staleAfter marks a room's view stale when no grain has confirmed it
+	// for this long: a room in use is synced every second.
+	staleAfter = 3 * time.Second
 )
 
 func newViews(sys *actor.ActorSystem, c *Client, s Sealer, log *slog.Logger, m *Metrics) *Views {
 	v := &Views{client: c, sealer: s, log: log, system: sys,
 		rooms: map[string]*Room{}, slugs: map[string]string{}, misses: map[string]time.Time{},
-		used: map[string]time.Time{}, seen: map[string]map[uint64]struct{}{}, done: make(chan struct{})}
+		used: map[string]time.Time{}, seen: map[string]map[uint64]struct{}{}, confirmed: map[string]time.Time{},
+		done: make(chan struct{})}
 	if m != nil {
 		v.locked.gauge = m.RoomsUnavailable
 	}
@@ -94,6 +101,7 @@ func (v *Views) offer(rv *room.View) {
 		return
 	}
 	v.mu.Lock()
+	v.confirmed[rv.ID] = time.Now()
 	old := v.rooms[rv.ID]
 	if old != nil && !rv.Newer(old.View) {
 		v.mu.Unlock()
@@ -267,6 +275,7 @@ func (v *Views) syncLoop() {
 			if now.Sub(at) > idleAfter {
 				delete(v.used, id)
 				delete(v.rooms, id)
+				delete(v.confirmed, id)
 				v.locked.forget(id)
 				continue
 			}
@@ -296,6 +305,19 @@ func (v *Views) stop() {
 		close(v.done)
 		v.wg.Wait()
 	})
+}
+
+// Stale reports whether room id's view has gone without a grain's
+// confirmation for longer than staleAfter (no member answers, or the room
+// is moving to another member): pages then say they are reconnecting. It
+// counts as a use of the room, which keeps it synced.
+func (v *Views) Stale(id string) bool {
+	now := time.Now()
+	v.touch(id, now)
+	v.mu.RLock()
+	at, ok := v.confirmed[id]
+	v.mu.RUnlock()
+	return !ok || now.Sub(at) > staleAfter
 }
 
 // cached returns the cached room id without asking the cluster; nil when

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster.sh start|stop|status — a cluster of aditus-queue on this machine:
+# cluster.sh start|stop|status|restart NAME|roll|add-front — a cluster of aditus-queue on this machine:
 # three members and one front node on 127.0.0.1, sharing the Kafka broker that
 # deploy/local/kafka.sh runs (started here when it is not running).
 #
@@ -17,12 +17,24 @@
 # start started it. status prints the same lines, with "stopped" for nodes that
 # are not running, and exits 1 unless all are running.
 #
+# restart NAME (member1..3 or front) rebuilds the binary, stops the node
+# gracefully (SIGTERM: a member hands its rooms over first) unless it is
+# not running (killed, say), starts it again on its ports and waits for its
+# healthz; it prints the node's line. roll restarts member1, member2 and
+# member3 in turn, each once the one before answers healthz and the others
+# have taken it in: a graceful roll loses no join. add-front starts one
+# more front node (front2 … front7, HTTP on P+4 … P+9, cluster remote
+# P+14 … P+19), say while a load test runs; it prints its line, and status,
+# stop and start include it from then on.
+#
 # Ports, with P = AQ_CLUSTER_PORT (default 8100):
 #   HTTP            front P, members P+1..P+3
 #   cluster remote  front P+10, members P+11..P+13
 #   cluster health  members P+21..P+23 (the automanaged provider's peers)
 #   operations      front P+30, members P+31..P+33 (/metrics, /queue/healthz,
 #                   pprof; unless AQ_OPS_ADDR is set for every node)
+#   added fronts    HTTP P+4..P+9, cluster remote P+14..P+19, operations
+#                   P+34..P+39 (front2..front7)
 #
 # Environment:
 #   AQ_CLUSTER_DIR   state: binary, pids, logs, data dirs, master key
@@ -45,6 +57,11 @@ KPORT=${AQ_KAFKA_PORT:-9092}
 START_TIMEOUT=${AQ_CLUSTER_START_TIMEOUT:-60}
 BIN=$DIR/bin/aditus-queue
 NODES=(member1 member2 member3 front)
+# Fronts added with add-front (front2 … front7), one name a line.
+if [[ -s $DIR/fronts ]]; then
+	mapfile -t extra <"$DIR/fronts"
+	NODES+=("${extra[@]}")
+fi
 PEERS=127.0.0.1:$((P + 21)),127.0.0.1:$((P + 22)),127.0.0.1:$((P + 23))
 
 die() {
@@ -52,15 +69,17 @@ die() {
 	exit 1
 }
 
-# index prints the node's number: 0 for the front, 1..3 for members.
+# index prints the node's number: 0 for the front, 1..3 for members, 4..9
+# for the fronts added (front2..front7).
 index() {
 	case $1 in
 	front) echo 0 ;;
+	front*) echo $((${1#front} + 2)) ;;
 	member*) echo "${1#member}" ;;
 	esac
 }
 
-role() { [[ $1 == front ]] && echo front || echo member; }
+role() { [[ $1 == front* ]] && echo front || echo member; }
 url() { echo "http://127.0.0.1:$((P + $(index "$1")))"; }
 
 # pid prints the node's pid when its pid file names a live aditus-queue
@@ -112,13 +131,13 @@ launch() {
 		--log kafka --kafka-brokers "127.0.0.1:$KPORT"
 		--cluster-host 127.0.0.1 --cluster-port $((P + 10 + i)) --peers "$PEERS")
 	[[ -n ${AQ_OPS_ADDR:-} ]] || args+=(--ops-addr "127.0.0.1:$((P + 30 + i))")
-	if [[ $n == front ]]; then
+	if [[ $n == front* ]]; then
 		args+=(--roles front)
 	else
 		args+=(--roles "front,actor" --cluster-health "127.0.0.1:$((P + 20 + i))")
 	fi
 	local port
-	for port in $((P + i)) $((P + 10 + i)) $([[ -n ${AQ_OPS_ADDR:-} ]] || echo $((P + 30 + i))) $([[ $n == front ]] || echo $((P + 20 + i))); do
+	for port in $((P + i)) $((P + 10 + i)) $([[ -n ${AQ_OPS_ADDR:-} ]] || echo $((P + 30 + i))) $([[ $n == front* ]] || echo $((P + 20 + i))); do
 		answers "$port" && die "127.0.0.1:$port (for $n) is already taken by another process"
 	done
 	mkdir -p "$DIR/$n"
@@ -136,11 +155,7 @@ kafka() {
 }
 
 start() {
-	command -v go >/dev/null || die "go not found (Go 1.26 is needed to build the binary)"
-	command -v curl >/dev/null || die "curl not found (apt-get install curl)"
-	mkdir -p "$DIR/bin"
-	(cd "$root" && go build -o "$BIN.tmp" .) || die "go build failed"
-	mv "$BIN.tmp" "$BIN"
+	build
 	secrets
 	kafka
 	local n started=()
@@ -174,8 +189,10 @@ start() {
 }
 
 stop() {
-	local n p pids=()
-	for n in front member3 member2 member1; do
+	local n p k pids=()
+	# Fronts first, members last.
+	for ((k = ${#NODES[@]} - 1; k >= 0; k--)); do
+		n=${NODES[k]}
 		if p=$(pid "$n"); then
 			kill -TERM "$p"
 			pids+=("$n:$p")
@@ -185,21 +202,112 @@ stop() {
 	done
 	local entry deadline=$((SECONDS + 30))
 	for entry in "${pids[@]}"; do
-		n=${entry%%:*} p=${entry#*:}
-		while kill -0 "$p" 2>/dev/null; do
-			if ((SECONDS >= deadline)); then
-				echo "cluster.sh: $n (pid $p) ignored SIGTERM for 30s; killing it" >&2
-				kill -KILL "$p" 2>/dev/null || true
-			fi
-			sleep 0.1
-		done
-		rm -f "$DIR/$n.pid"
-		echo "cluster.sh: stopped $n (pid $p)"
+		waitExit "${entry%%:*}" "${entry#*:}" "$deadline"
 	done
 	if [[ -f $DIR/kafka.started ]]; then
 		AQ_KAFKA_PORT=$KPORT "$here/kafka.sh" stop 8>&-
 		rm -f "$DIR/kafka.started"
 	fi
+}
+
+# waitExit waits for node $1 (pid $2), sent SIGTERM, to exit; SIGKILL once
+# SECONDS reaches $3.
+waitExit() {
+	local n=$1 p=$2 deadline=$3
+	while kill -0 "$p" 2>/dev/null; do
+		if ((SECONDS >= deadline)); then
+			echo "cluster.sh: $n (pid $p) ignored SIGTERM for 30s; killing it" >&2
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+		sleep 0.1
+	done
+	rm -f "$DIR/$n.pid"
+	echo "cluster.sh: stopped $n (pid $p)"
+}
+
+# stopNode stops node $1 gracefully, if it runs.
+stopNode() {
+	local n=$1 p
+	if ! p=$(pid "$n"); then
+		rm -f "$DIR/$n.pid"
+		return 0
+	fi
+	kill -TERM "$p"
+	waitExit "$n" "$p" $((SECONDS + 30))
+}
+
+# waitHealthy waits for node $1's healthz, failing if it exits.
+waitHealthy() {
+	local n=$1 deadline=$((SECONDS + START_TIMEOUT))
+	until healthy "$n"; do
+		if ! pid "$n" >/dev/null; then
+			echo "cluster.sh: $n exited during start; last lines of $DIR/$n.log:" >&2
+			tail -n 20 "$DIR/$n.log" >&2 || true
+			exit 1
+		fi
+		((SECONDS < deadline)) || die "$n did not answer /queue/healthz within ${START_TIMEOUT}s (log in $DIR/$n.log)"
+		sleep 0.2
+	done
+}
+
+build() {
+	command -v go >/dev/null || die "go not found (Go 1.26 is needed to build the binary)"
+	command -v curl >/dev/null || die "curl not found (apt-get install curl)"
+	mkdir -p "$DIR/bin"
+	(cd "$root" && go build -o "$BIN.tmp" .) || die "go build failed"
+	mv "$BIN.tmp" "$BIN"
+}
+
+restartNode() {
+	local n=$1
+	stopNode "$n"
+	launch "$n"
+	waitHealthy "$n"
+	echo "$(role "$n") $(url "$n") $(pid "$n")"
+}
+
+restart() {
+	local n=${1:-}
+	[[ " ${NODES[*]} " == *" $n "* ]] || die "restart: name one of ${NODES[*]}"
+	[[ -s $DIR/master.key ]] || die "restart: no cluster in $DIR (start it first)"
+	build
+	restartNode "$n"
+}
+
+roll() {
+	[[ -s $DIR/master.key ]] || die "roll: no cluster in $DIR (start it first)"
+	build
+	local n
+	for n in member1 member2 member3; do
+		restartNode "$n"
+		# The others and the front take it in within a round of health
+		# checks (one second) before the next member leaves.
+		sleep 2
+	done
+}
+
+# addFront starts one more front node (front2 … front7) while the cluster
+# runs, and remembers it for status, stop and start.
+addFront() {
+	[[ -s $DIR/master.key && -x $BIN ]] || die "add-front: no cluster in $DIR (start it first)"
+	local k n=
+	for k in 2 3 4 5 6 7; do
+		if [[ " ${NODES[*]} " != *" front$k "* ]]; then
+			n=front$k
+			break
+		fi
+	done
+	[[ -n $n ]] || die "add-front: front2 … front7 are all there"
+	if [[ -z ${AQ_ADMIN_TOKEN:-} ]]; then
+		mkdir -p "$DIR/$n"
+		chmod 700 "$DIR/$n"
+		cp "$DIR/member1/admin-token.sha256" "$DIR/$n/admin-token.sha256"
+	fi
+	echo "$n" >>"$DIR/fronts"
+	NODES+=("$n")
+	launch "$n"
+	waitHealthy "$n"
+	echo "$(role "$n") $(url "$n") $(pid "$n")"
 }
 
 status() {
@@ -227,8 +335,11 @@ case ${1:-} in
 start) locked start ;;
 stop) locked stop ;;
 status) status ;;
+restart) locked restart "${2:-}" ;;
+roll) locked roll ;;
+add-front) locked addFront ;;
 *)
-	echo "usage: $0 start|stop|status" >&2
+	echo "usage: $0 start|stop|status|restart NAME|roll|add-front" >&2
 	exit 2
 	;;
 esac

@@ -70,6 +70,10 @@ echo "== go mod tidy"
 go mod tidy -diff
 echo "== go test"
 go test -count=1 -timeout 20m ./...
+# The Kubernetes manifests against the API types, in a module of its own so
+# that k8s.io/api stays out of the server's dependencies.
+echo "== deploy/k8s manifests (deploy/k8s/check)"
+(cd deploy/k8s/check && go mod tidy -diff && go vet ./... && go test -count=1 -timeout 5m ./...)
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 	# The fault tests stop and start brokers, so they run alone, after the
 	# rest: a broker stopped under another package's test would fail it.

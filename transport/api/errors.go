@@ -27,19 +27,20 @@ func errorf(status int, code, msg string) *Error {
 
 // statusOf maps grain error codes to HTTP statuses, in one place.
 var statusOf = map[string]int{
-	node.CodeNotFound:        http.StatusNotFound,
-	node.CodeConflict:        http.StatusConflict,
-	node.CodeInvalid:         http.StatusUnprocessableEntity,
-	node.CodePaused:          http.StatusLocked,
-	node.CodeTooEarly:        http.StatusTooEarly,
-	node.CodeNotIssued:       http.StatusNotFound,
-	node.CodeUnavailable:     http.StatusServiceUnavailable,
-	node.CodeLogUnavailable:  http.StatusServiceUnavailable,
-	node.CodeRoomUnavailable: http.StatusServiceUnavailable,
-	node.CodeBusy:            http.StatusServiceUnavailable,
-	node.CodeUnauthorized:    http.StatusUnauthorized,
-	node.CodeForbidden:       http.StatusForbidden,
-	node.CodeNoCode:          http.StatusNotFound,
+	node.CodeNotFound:           http.StatusNotFound,
+	node.CodeConflict:           http.StatusConflict,
+	node.CodeInvalid:            http.StatusUnprocessableEntity,
+	node.CodePaused:             http.StatusLocked,
+	node.CodeTooEarly:           http.StatusTooEarly,
+	node.CodeNotIssued:          http.StatusNotFound,
+	node.CodeUnavailable:        http.StatusServiceUnavailable,
+	node.CodeLogUnavailable:     http.StatusServiceUnavailable,
+	node.CodeClusterUnavailable: http.StatusServiceUnavailable,
+	node.CodeRoomUnavailable:    http.StatusServiceUnavailable,
+	node.CodeBusy:               http.StatusServiceUnavailable,
+	node.CodeUnauthorized:       http.StatusUnauthorized,
+	node.CodeForbidden:          http.StatusForbidden,
+	node.CodeNoCode:             http.StatusNotFound,
 }
 
 // handleError is Echo's error handler: every error becomes the contract's

@@ -69,23 +69,13 @@ func Health(views *node.Views) map[string]any {
 func (s *Server) room(c echo.Context) (*node.Room, error) {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, node.Unavailable(err)
 	}
 	if !ok {
 		return nil, errNoRoom
 	}
 	s.cors(c, r)
 	return r, nil
-}
-
-// unavailable is the answer when a room cannot be looked up: the room is
-// not served by this node (its keys do not open here), or the cluster did
-// not answer.
-func unavailable(err error) error {
-	if node.IsCode(err, node.CodeRoomUnavailable) {
-		return node.ErrRoomUnavailable
-	}
-	return node.ErrUnavailable
 }
 
 // cors allows the room's own shop domains, and nothing else.
@@ -362,7 +352,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	slug := c.Param("slug")
 	r, ok, err := s.views.BySlug(c.Request().Context(), slug)
 	if err != nil {
-		return unavailable(err)
+		return node.Unavailable(err)
 	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
 	// No BaseURL: the page loads its assets and calls the API on its own
@@ -413,7 +403,7 @@ func (s *Server) handleEmbed(c echo.Context) error {
 func (s *Server) handleEnter(c echo.Context) error {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return unavailable(err)
+		return node.Unavailable(err)
 	}
 	if !ok {
 		return s.handlePage(c)

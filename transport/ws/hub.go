@@ -36,6 +36,10 @@ type Frame struct {
 	OpensAt    *time.Time `json:"opensAt"`
 	Drawn      bool       `json:"drawn"`
 	ServerTime int64      `json:"serverTime"`
+	// Stale is set when no grain has confirmed the room's view for a few
+	// seconds (no member reachable, or the room moving): the page says it
+	// is reconnecting and keeps extrapolating.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // FrameOf builds the frame of view v at now.
@@ -228,11 +232,9 @@ func jsonError(c echo.Context, status int, code, msg string) error {
 func (h *Hub) handleSocket(c echo.Context) error {
 	r, ok, err := h.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
+		e := node.Unavailable(err)
 		c.Response().Header().Set("Retry-After", "2")
-		if node.IsCode(err, node.CodeRoomUnavailable) {
-			return jsonError(c, http.StatusServiceUnavailable, node.CodeRoomUnavailable, node.ErrRoomUnavailable.Message)
-		}
-		return jsonError(c, http.StatusServiceUnavailable, node.CodeUnavailable, "The waiting room service is unavailable; try again shortly.")
+		return jsonError(c, http.StatusServiceUnavailable, e.Code, e.Message)
 	}
 	if !ok {
 		return jsonError(c, http.StatusNotFound, "not_found", "No such waiting room.")
@@ -370,7 +372,9 @@ func (h *Hub) reader(cl *client, rh *roomHub) {
 }
 
 func (h *Hub) prepare(r *node.Room) *websocket.PreparedMessage {
-	return Prepare(FrameOf(r.View, h.now()))
+	f := FrameOf(r.View, h.now())
+	f.Stale = h.views.Stale(r.View.ID)
+	return Prepare(f)
 }
 
 // Prepare encodes frame v as JSON once for every socket it goes to (and,

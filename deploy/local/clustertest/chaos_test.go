@@ -3,10 +3,8 @@ package clustertest
 import (
 	"context"
 	"fmt"
-	mrand "math/rand/v2"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -18,26 +16,29 @@ import (
 )
 
 // The chaos soak (deploy/local/chaos.sh, and a step of deploy/local/test.sh):
-// three members and a front node over real Kafka, an open-loop on-sale into
-// one room through the front (joins at a fixed rate plus status polls, sent
-// on schedule whatever the answers, by bench/load's runner), and every
-// chaosEvery a member killed with SIGKILL (the room's host first, then one
-// at random) and restarted chaosDown later on the same ports. It holds that no number is answered twice, that
-// every admission token granted stays valid and its ticket still gets a
-// token, and that status polls fail only inside the fail-over windows; it
-// reports the joins lost per kill and the latency outside the windows.
+// three members and a front node over a Kafka broker of its own, an
+// open-loop on-sale into one room through the front (joins at a fixed rate
+// plus status polls, sent on schedule whatever the answers, by bench/load's
+// runner), and every chaosEvery a fault (chaos_faults_test.go): the room's
+// host killed with SIGKILL and restarted chaosDown later on the same ports,
+// two members killed at once, the broker stopped for 5 s. It holds that no
+// number is answered twice, that every admission token granted stays valid
+// and its ticket still gets a token, and that status polls fail only inside
+// the fault windows; it reports the fail-over time over the kills of the
+// room's host (p50, max), the joins lost per fault and the latency outside
+// the windows.
 //
-// A fail-over window runs from a kill until chaosSettle after the killed
-// member answers healthz again: the room moves away at the kill and may
-// move back once the member rejoins. A request is inside it when it was
-// open at any moment of it.
+// A fault window runs from a fault until chaosSettle after the killed
+// members answer healthz again (the broker answers again): the room moves
+// away at the kill and may move back once the member rejoins. A request is
+// inside it when it was open at any moment of it.
 //
 // Environment: AQ_CHAOS_SOAK=1 runs it; AQ_CHAOS_SECONDS (default 60),
 // AQ_CHAOS_JOIN_RATE (default 2000/s), AQ_CHAOS_POLL_RATE (default 500/s).
 
 const (
-	chaosEvery  = 10 * time.Second
-	chaosDown   = 5 * time.Second
+	chaosEvery  = 4 * time.Second
+	chaosDown   = 2 * time.Second
 	chaosSettle = 3 * time.Second
 	// chaosTimeout is each request's timeout: the grain call's own.
 	chaosTimeout = 10 * time.Second
@@ -67,10 +68,11 @@ type sent struct {
 	ticket  string
 }
 
-// kill is one kill of the soak.
+// kill is one fault of the soak (chaos_faults_test.go).
 type kill struct {
-	member               string
-	hosted               bool // the member hosted the room when killed
+	what                 string // killed, killed together, stopped the broker
+	member               string // the members killed, or kafka
+	hosted               bool   // a member killed hosted the room
 	at, restart, healthy time.Time
 }
 
@@ -142,7 +144,10 @@ func TestChaosSoak(t *testing.T) {
 	if os.Getenv("AQ_CHAOS_SOAK") == "" {
 		t.Skip("AQ_CHAOS_SOAK is not set: the chaos soak runs from deploy/local/chaos.sh or deploy/local/test.sh")
 	}
-	brokers := brokers(t)
+	brokers(t)
+	// A broker of the soak's own: one fault stops it.
+	addr, broker := privateBroker(t)
+	brokers := []string{addr}
 	dur := time.Duration(envInt(t, "AQ_CHAOS_SECONDS", 60)) * time.Second
 	joinRate := envInt(t, "AQ_CHAOS_JOIN_RATE", 2000)
 	pollRate := envInt(t, "AQ_CHAOS_POLL_RATE", 500)
@@ -225,30 +230,8 @@ func TestChaosSoak(t *testing.T) {
 		}
 	})
 
-	// The killer: a random member every chaosEvery, restarted chaosDown
-	// later on the same ports, while the load lasts.
-	var kills []kill
-	for at := start.Add(chaosEvery); at.Add(chaosDown).Before(start.Add(dur)); at = at.Add(chaosEvery) {
-		time.Sleep(time.Until(at))
-		// The first kill takes the room's host, so every soak moves the
-		// room at least once; later kills pick a member at random.
-		host, _ := c.host(id)
-		i := mrand.IntN(len(c.members))
-		if len(kills) == 0 {
-			i = max(slices.Index(c.members, host), 0)
-		}
-		p := c.members[i]
-		k := kill{member: p.name, hosted: host == p, at: time.Now()}
-		p.kill()
-		time.Sleep(chaosDown)
-		k.restart = time.Now()
-		c.members[i] = c.start(p.name, true, ports[i][0], ports[i][1], ports[i][2])
-		c.members[i].waitHealthy(60 * time.Second)
-		k.healthy = time.Now()
-		kills = append(kills, k)
-		t.Logf("killed %s (hosting the room: %v) at +%.1fs, restarted at +%.1fs, healthy at +%.1fs", k.member, k.hosted,
-			k.at.Sub(start).Seconds(), k.restart.Sub(start).Seconds(), k.healthy.Sub(start).Seconds())
-	}
+	rig := &chaosRig{t: t, c: c, ports: ports, room: id, broker: broker, start: start}
+	kills := rig.run(start.Add(dur))
 	time.Sleep(time.Until(start.Add(dur)))
 	for _, p := range c.members {
 		p.waitHealthy(60 * time.Second)
@@ -345,9 +328,14 @@ func TestChaosSoak(t *testing.T) {
 			per[w].pollErr++
 		}
 	}
+	fo := failovers(kills, joins)
+	if len(fo) > 0 {
+		t.Logf("fail-over after SIGKILL of the room's host, kill to the first join answered: %d kills, p50 %v, max %v",
+			len(fo), fo[len(fo)/2].Round(time.Millisecond), fo[len(fo)-1].Round(time.Millisecond))
+	}
 	for i, k := range kills {
-		t.Logf("kill %d of %s (hosting the room: %v): window %.1fs, %d joins due, %d answered, lost %v, %d status errors; first join answered %.2fs after the kill",
-			i+1, k.member, k.hosted, k.healthy.Add(chaosSettle).Sub(k.at).Seconds(), per[i].joins, per[i].ok, per[i].lost,
+		t.Logf("fault %d, %s %s (hosting the room: %v): window %.1fs, %d joins due, %d answered, lost %v, %d status errors; first join answered %.2fs after the kill",
+			i+1, k.what, k.member, k.hosted, k.healthy.Add(chaosSettle).Sub(k.at).Seconds(), per[i].joins, per[i].ok, per[i].lost,
 			per[i].pollErr, per[i].firstOK.Seconds())
 	}
 	t.Logf("outside the windows: %d joins due, %d failed %v, p50 %v p99 %v max %v; %d status polls, %d failed",

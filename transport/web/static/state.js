@@ -85,7 +85,8 @@ export function applyFrame(S, f) {
   if (!S.paused) S.pausedMessage = '';
   if ('opensAt' in f) S.opensAt = parseTime(f.opensAt);
   S.drawn = f.drawn === true;
-  S.trouble = false;
+  // A stale frame: the node reaches no server of the queue for now.
+  S.trouble = f.stale === true;
   return true;
 }
 

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/transport/api"
+)
+
+// TestClusterUnavailableAnswers runs serve as a front node whose only peer
+// never answers: joins, tokens and bypass codes are answered 503
+// cluster_unavailable with Retry-After, at once, as the API document says,
+// and the process keeps serving.
+func TestClusterUnavailableAnswers(t *testing.T) {
+	base, _ := startInProcess(t, "--roles", "front", "--peers", freeAddr(t))
+	c := &docClient{t: t, base: base, doc: loadAPIDoc(t, api.OpenAPI)}
+	// The first round of the cluster's health checks finds nobody.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, _, _ := c.raw("POST", "/queue/nobody/join", "", map[string]any{})
+		if st == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("join with no member reachable: %d, want 503 within 20 s", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, r := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/queue/nobody/join", map[string]any{}},
+		{"/queue/nobody/token", map[string]any{"ticket": "x"}},
+		{"/queue/nobody/bypass", map[string]any{"code": "some-code"}},
+	} {
+		start := time.Now()
+		m := c.call(http.StatusServiceUnavailable, "POST", r.path, "", r.body)
+		if took := time.Since(start); took > 500*time.Millisecond {
+			t.Errorf("POST %s with no member reachable answered after %v, want within 500 ms", r.path, took)
+		}
+		if m["error"] != "cluster_unavailable" {
+			t.Errorf("POST %s with no member reachable: %v, want cluster_unavailable", r.path, m)
+		}
+	}
+	c.call(http.StatusOK, "GET", "/queue/healthz", "", nil)
+}
