@@ -126,6 +126,8 @@ func driveAnswers(c *docClient) {
 		c.call(423, "POST", "/queue/docs-paused/token", "", map[string]any{"ticket": early["ticket"]})
 	}
 
+	driveModes(c, sites)
+
 	// A room without a target URL: its gateway link cannot forward.
 	gone := c.call(201, "POST", sites, admin, map[string]any{"slug": "docs-no-target", "name": "Nowhere", "ratePerMinute": 60})
 	c.call(409, "GET", "/queue/docs-no-target/enter", "", nil)
@@ -232,6 +234,85 @@ func waitPaused(c *docClient, slug string) {
 		}
 	}
 	c.t.Errorf("the room %s does not show as paused", slug)
+}
+
+// driveModes takes a room through its modes and validates what visitors
+// get in each.
+func driveModes(c *docClient, sites string) {
+	created := c.call(201, "POST", sites, docAdminToken, map[string]any{"slug": "docs-modes", "name": "Modes", "ratePerMinute": 1,
+		"targetUrl": "https://shop.example.com/"})
+	if created == nil {
+		return
+	}
+	site := created["site"].(map[string]any)
+	path := sites + "/" + site["id"].(string)
+	c.call(200, "POST", "/queue/docs-modes/join", "", nil) // admitted: the burst of one
+	waiting := c.call(200, "POST", "/queue/docs-modes/join", "", nil)
+	ticket, _ := waiting["ticket"].(string)
+	status := "/queue/docs-modes/status?ticket=" + url.QueryEscape(ticket)
+	c.call(422, "PATCH", path, docAdminToken, map[string]any{"name": "Modes", "ratePerMinute": 1, "mode": "closed"})
+
+	set := func(mode string) {
+		site["mode"] = mode
+		c.call(200, "PATCH", path, docAdminToken, site)
+		waitMode(c, status, mode)
+	}
+	jsonApp := []string{"Accept", "application/json"}
+	c.call(200, "GET", "/queue/docs-modes", "", nil, jsonApp...)
+	c.call(401, "GET", "/queue/docs-modes?ticket=forged", "", nil, jsonApp...)
+	c.call(404, "GET", "/queue/no-such-room", "", nil, jsonApp...)
+	c.call(404, "GET", "/queue/no-such-room/enter", "", nil, jsonApp...)
+	c.call(428, "GET", "/queue/docs-pow", "", nil, jsonApp...)
+	c.call(401, "GET", "/queue/docs-modes/enter?ticket=forged", "", nil, jsonApp...)
+	for _, code := range []int{202, 429} {
+		site["waitingStatus"] = code
+		c.call(200, "PATCH", path, docAdminToken, site)
+		waitWaiting(c, "/queue/docs-modes?ticket="+url.QueryEscape(ticket), code)
+		c.call(code, "GET", "/queue/docs-modes?ticket="+url.QueryEscape(ticket), "", nil, jsonApp...)
+		c.call(code, "GET", "/queue/docs-modes/enter?ticket="+url.QueryEscape(ticket), "", nil, jsonApp...)
+	}
+	set("queueAll")
+	c.call(200, "GET", status, "", nil)
+	site["soldOutMessage"] = map[string]any{"de": "Ausverkauft.", "en": "Sold out.", "linkUrl": "https://shop.example.com/returns"}
+	set("soldOut")
+	c.call(410, "POST", "/queue/docs-modes/join", "", nil)
+	c.call(410, "GET", status, "", nil)
+	c.call(410, "POST", "/queue/docs-modes/token", "", map[string]any{"ticket": ticket})
+	c.call(410, "GET", "/queue/docs-modes", "", nil, jsonApp...)
+	c.call(410, "GET", "/queue/docs-modes/enter", "", nil, jsonApp...)
+	set("maintenance")
+	c.call(503, "POST", "/queue/docs-modes/join", "", nil)
+	c.call(503, "GET", "/queue/docs-modes", "", nil, jsonApp...)
+	c.call(503, "GET", "/queue/docs-modes/enter", "", nil, jsonApp...)
+	set("passthrough")
+	c.call(200, "POST", "/queue/docs-modes/join", "", nil)
+	c.call(200, "GET", "/queue/docs-modes/enter", "", nil, jsonApp...)
+}
+
+// waitWaiting waits until the room's JSON answer to path has the status
+// code (a waiting status just set).
+func waitWaiting(c *docClient, path string, code int) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if st, _, _ := c.raw("GET", path, "", nil, "Accept", "application/json"); st == code {
+			return
+		}
+	}
+	c.t.Errorf("%s does not answer %d", path, code)
+}
+
+// waitMode waits until this node's view of the room shows mode in the
+// status answer (or the error answer) of status.
+func waitMode(c *docClient, status, mode string) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, _, b := c.raw("GET", status, "", nil)
+		var m map[string]any
+		if json.Unmarshal(b, &m) == nil && m["mode"] == mode {
+			return
+		}
+	}
+	c.t.Errorf("the status %s does not show the mode %s", status, mode)
 }
 
 // waitInstances validates the instances answer once this node has reported

@@ -76,7 +76,11 @@ const (
 	CodeUnauthorized = "unauthorized"
 	CodeForbidden    = "forbidden"
 	CodeNoCode       = "no_code"
-	CodeInternal     = "internal"
+	// CodeSoldOut and CodeMaintenance: the room's mode refuses every join
+	// and admission.
+	CodeSoldOut     = "sold_out"
+	CodeMaintenance = "maintenance"
+	CodeInternal    = "internal"
 	// CodeLogUnavailable: the room's log cannot be written; answered at
 	// once, not after the call timeout (joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
@@ -118,6 +122,10 @@ func errorOf(err error) *Error {
 		return &Error{Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, room.ErrPaused):
 		return &Error{Code: CodePaused, Message: "The waiting room is paused."}
+	case errors.Is(err, room.ErrSoldOut):
+		return &Error{Code: CodeSoldOut, Message: "The sale is over."}
+	case errors.Is(err, room.ErrMaintenance):
+		return &Error{Code: CodeMaintenance, Message: "The shop is down for maintenance."}
 	case errors.Is(err, room.ErrTooEarly):
 		return &Error{Code: CodeTooEarly, Message: "This number is not admitted yet."}
 	case errors.Is(err, room.ErrNotIssued):

@@ -54,6 +54,7 @@ func (s *roomStats) record(v *room.View, now time.Time, m *Metrics) {
 	}
 	s.slug = v.Config.Slug
 	m.Rooms.Set(s.slug, sm)
+	m.Rooms.SetMode(s.slug, v.EffectiveMode())
 }
 
 // forget drops the ring and the room's gauges (room deleted, grain

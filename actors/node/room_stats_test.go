@@ -11,11 +11,7 @@ import (
 )
 
 func TestTestRoomsStayOutOfTheRoomGauges(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	v := &room.View{ID: "r1", Exists: true}
-	v.Config.Slug, v.Config.RatePerMinute = "prod-sale", 60
+	reg, m, now, v := gaugedRoom("prod-sale")
 	var s roomStats
 	s.record(v, now, m)
 	if n := roomSeries(t, reg, "prod-sale"); n == 0 {
@@ -26,6 +22,14 @@ func TestTestRoomsStayOutOfTheRoomGauges(t *testing.T) {
 	if n := roomSeries(t, reg, "prod-sale"); n != 0 {
 		t.Fatalf("a test room still has %d gauge series", n)
 	}
+}
+
+// gaugedRoom is a room named slug with the metrics its stats export to.
+func gaugedRoom(slug string) (*prometheus.Registry, *Metrics, time.Time, *room.View) {
+	reg := prometheus.NewRegistry()
+	v := &room.View{ID: "r1", Exists: true}
+	v.Config.Slug, v.Config.RatePerMinute = slug, 60
+	return reg, NewMetrics(reg), time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), v
 }
 
 func roomSeries(t *testing.T, reg *prometheus.Registry, slug string) int {

@@ -9,11 +9,8 @@ package room
 // before counting (docs/architecture.md, invariant 3). count must be at
 // least 1.
 func (s *State) JoinBatch(count uint64, now int64) (first uint64, err error) {
-	if !s.Live() {
-		return 0, ErrNotFound
-	}
-	if !s.Config.Active {
-		return 0, ErrPaused
+	if err := s.joinable(); err != nil {
+		return 0, err
 	}
 	if count == 0 || s.Reserved-s.Issued < count || s.Issued >= s.Reserved {
 		return 0, ErrNeedBlock

@@ -55,6 +55,17 @@ type Config struct {
 	Test bool `json:"test"`
 	// AddressBudget limits the new numbers one client address may take.
 	AddressBudget AddressBudget `json:"addressBudget"`
+	// Mode is what the room does with arrivals (mode.go): "queue" (the
+	// default), "passthrough", "soldOut", "maintenance" or "queueAll".
+	Mode string `json:"mode,omitempty"`
+	// SoldOutMessage is shown to every visitor while the mode is soldOut.
+	SoldOutMessage ModeMessage `json:"soldOutMessage,omitzero"`
+	// MaintenanceMessage is shown while the mode is maintenance.
+	MaintenanceMessage ModeMessage `json:"maintenanceMessage,omitzero"`
+	// WaitingStatus is the HTTP status of a JSON answer that says "you are
+	// waiting": 200 (default), 202 or 429, for clients and CDNs that treat
+	// them differently.
+	WaitingStatus int `json:"waitingStatus,omitempty"`
 }
 
 // Pow configures the proof of work demanded before a number is issued.
@@ -172,6 +183,12 @@ func (c *Config) Normalize() {
 	}
 	c.AutoRate.normalize()
 	c.AddressBudget.normalize()
+	if c.Mode == "" {
+		c.Mode = ModeQueue
+	}
+	if c.WaitingStatus == 0 {
+		c.WaitingStatus = 200
+	}
 }
 
 func (a *AutoRate) normalize() {
@@ -255,6 +272,9 @@ func (c *Config) Validate() error {
 		return invalid("opensAt", "must be an RFC 3339 time")
 	}
 	if err := c.AddressBudget.validate(); err != nil {
+		return err
+	}
+	if err := c.validateMode(); err != nil {
 		return err
 	}
 	return c.AutoRate.validate()

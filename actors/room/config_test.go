@@ -120,6 +120,17 @@ func TestConfigValidation(t *testing.T) {
 		{"auto-rate rule with op =", func(c *room.Config) {
 			c.AutoRate.Rules = []room.Rule{{Metric: "a", Op: "<"}, {Metric: "b", Op: "="}}
 		}, "autoRate.rules[1]"},
+		{"every mode field set", func(c *room.Config) {
+			c.Mode, c.WaitingStatus = room.ModeSoldOut, 429
+			c.SoldOutMessage = room.ModeMessage{De: "Ausverkauft.", En: "Sold out.", LinkURL: "https://shop.example/returns"}
+			c.MaintenanceMessage = room.ModeMessage{De: "Wartung.", En: "Maintenance."}
+		}, ""},
+		{"unknown mode", func(c *room.Config) { c.Mode = "closed" }, "mode"},
+		{"mode in the wrong case", func(c *room.Config) { c.Mode = "soldout" }, "mode"},
+		{"sold-out link not http", func(c *room.Config) { c.SoldOutMessage.LinkURL = "javascript:alert(1)" }, "soldOutMessage.linkUrl"},
+		{"sold-out message too long", func(c *room.Config) { c.SoldOutMessage.En = strings.Repeat("x", 1001) }, "soldOutMessage.en"},
+		{"maintenance message too long", func(c *room.Config) { c.MaintenanceMessage.De = strings.Repeat("ä", 1001) }, "maintenanceMessage.de"},
+		{"waiting status 201", func(c *room.Config) { c.WaitingStatus = 201 }, "waitingStatus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := baseConfig()
@@ -160,6 +171,7 @@ func TestConfigNormalize(t *testing.T) {
 		Abandon: room.Abandon{GraceSeconds: room.DefaultGraceSeconds}, AutoRate: room.AutoRate{Rules: []room.Rule{}, IntervalSeconds: room.DefaultIntervalSeconds,
 			RaisePercent: room.DefaultRaisePercent, CutPercent: room.DefaultCutPercent, MaxFailures: room.DefaultMaxFailures},
 		AddressBudget: room.AddressBudget{PerMinute: room.DefaultBudgetPerMinute, Burst: room.DefaultBudgetBurst},
+		Mode:          room.ModeQueue, WaitingStatus: 200,
 	}
 	if fmt.Sprint(c) != fmt.Sprint(want) {
 		t.Fatalf("got %+v, want %+v", c, want)

@@ -14,7 +14,7 @@ import (
 
 // TestSimulation drives a room through a million random operations: joins
 // arriving below, at and far above the rate, quiet hours, pauses, rate and
-// burst changes, block reservations, checkpoints, snapshots, crashes with a
+// burst changes, changes of mode, block reservations, checkpoints, snapshots, crashes with a
 // superseded activation writing on, and graceful stops. It checks on every
 // step that numbers are unique and consecutive (but for the numbers a crash
 // leaves reserved and unused), that serving never decreases and is
@@ -27,8 +27,8 @@ func TestSimulation(t *testing.T) {
 	start := time.Now()
 	s.run(ops)
 	s.checkWindows()
-	t.Logf("%d operations, %d joins, %d numbers, %d admitted, %d rate changes, %d pauses, %d checkpoints, %d crashes, %d graceful stops, %v of fake time, in %v",
-		ops, s.joins, s.last, s.admitted, s.rateChanges, s.pauses, s.checkpoints, s.crashes, s.stops,
+	t.Logf("%d operations, %d joins, %d numbers, %d admitted, %d rate changes, %d pauses, %d mode changes, %d checkpoints, %d crashes, %d graceful stops, %v of fake time, in %v",
+		ops, s.joins, s.last, s.admitted, s.rateChanges, s.pauses, s.modeChanges, s.checkpoints, s.crashes, s.stops,
 		time.Duration(s.now-t0).Round(time.Second), time.Since(start).Round(time.Millisecond))
 	t.Logf("largest capacity returned by a crash: %.1f positions (%.2f s of rate); largest real jump %d",
 		s.maxBank, s.maxBankSeconds, s.maxJump)
@@ -41,6 +41,9 @@ var (
 	simRates  = []float64{30, 120, 600, 3000, 20000}
 	simBursts = []float64{1, 5, 5, 15, 60}
 	simLoads  = []float64{0.05, 0.3, 0.9, 1.0, 1.5, 5, 50}
+	// simModes weighs the modes: queue most of the time.
+	simModes = []string{room.ModeQueue, room.ModeQueue, room.ModeQueue, room.ModePassthrough,
+		room.ModeSoldOut, room.ModeMaintenance, room.ModeQueueAll}
 )
 
 // change is a configuration in force from t on; level is serving at t.
@@ -50,6 +53,7 @@ type change struct {
 	level        float64
 	active       bool
 	burstSeconds float64
+	passthrough  bool
 }
 
 // jump is a recovery at t that admitted n waiting numbers at once, and
@@ -85,9 +89,9 @@ type sim struct {
 	load    float64
 	phase   int
 
-	joins, admitted, rateChanges, pauses, checkpoints, crashes, stops int
-	maxBank, maxBankSeconds                                           float64
-	maxJump                                                           int
+	joins, admitted, rateChanges, pauses, modeChanges, checkpoints, crashes, stops int
+	maxBank, maxBankSeconds                                                        float64
+	maxJump                                                                        int
 }
 
 func newSim(t *testing.T, rng *rand.Rand) *sim {
@@ -104,7 +108,7 @@ func newSim(t *testing.T, rng *rand.Rand) *sim {
 func (s *sim) record() {
 	c := s.g.st.Config
 	s.changes = append(s.changes, change{t: s.now, rate: c.RatePerMinute, burst: c.Burst(), level: s.g.st.ServingAt(s.now),
-		active: c.Active, burstSeconds: c.BurstSeconds})
+		active: c.Active, burstSeconds: c.BurstSeconds, passthrough: c.Mode == room.ModePassthrough})
 }
 
 func (s *sim) run(ops int) {
@@ -129,7 +133,10 @@ func (s *sim) run(ops int) {
 			s.cfg.RatePerMinute = simRates[s.rng.IntN(len(simRates))]
 			s.cfg.BurstSeconds = simBursts[s.rng.IntN(len(simBursts))]
 			s.configure()
-		case s.cfg.Active && r < 0.0049, !s.cfg.Active && r < 0.0144:
+		case r < 0.0052:
+			s.setMode(simModes[s.rng.IntN(len(simModes))])
+			continue
+		case s.cfg.Active && r < 0.0057, !s.cfg.Active && r < 0.0152:
 			s.pauses++
 			s.cfg.Active = !s.cfg.Active
 			s.configure()
@@ -138,7 +145,7 @@ func (s *sim) run(ops int) {
 		default:
 			s.join()
 		}
-		if got := s.g.st.ServingAt(s.now); got != before {
+		if got := s.g.st.ServingAt(s.now); got != before && !(s.cfg.Mode == room.ModePassthrough && got > before) {
 			s.t.Fatalf("op %d at %v: serving moved from %v to %v by a write", i, s.now-t0, before, got)
 		}
 	}
@@ -213,9 +220,9 @@ func (s *sim) grow(n uint64, when int64, held bool) {
 
 func (s *sim) join() {
 	n, err := s.g.join(s.now)
-	if !s.cfg.Active {
-		if !errors.Is(err, room.ErrPaused) {
-			s.t.Fatalf("join while paused: got %d %v, want ErrPaused", n, err)
+	if want := s.refusal(); want != nil {
+		if !errors.Is(err, want) {
+			s.t.Fatalf("join in %s (active %v): got %d %v, want %v", s.cfg.Mode, s.cfg.Active, n, err, want)
 		}
 		return
 	}
@@ -230,6 +237,15 @@ func (s *sim) join() {
 	s.last = n
 	s.grow(n, s.now, true)
 	st := s.g.st.StatusOf(n, s.now)
+	if s.cfg.Mode == room.ModePassthrough {
+		if !st.Admitted {
+			s.t.Fatalf("number %d at %v in passthrough: not admitted", n, s.now-t0)
+		}
+		s.admit(n, s.now)
+		s.front = max(s.front, n)
+		s.prevS = s.g.st.ServingAt(s.now)
+		return
+	}
 	if st.Admitted != (n <= s.front) {
 		s.t.Fatalf("number %d at %v: admitted %v with serving at %d", n, s.now-t0, st.Admitted, s.front)
 	}
@@ -252,14 +268,62 @@ func (s *sim) status() {
 		s.t.Fatalf("status of %d at %v: admitted %v, bookkeeping says %v", n, s.now-t0, st.Admitted, s.adm[n])
 	}
 	_, err := s.g.st.Admit(n, s.now)
-	switch {
-	case !s.cfg.Active && !errors.Is(err, room.ErrPaused):
-		s.t.Fatalf("admit %d while paused: got %v", n, err)
-	case s.cfg.Active && st.Admitted && err != nil:
+	closed := s.cfg.Mode == room.ModeSoldOut || s.cfg.Mode == room.ModeMaintenance
+	switch want := s.refusal(); {
+	case closed || !s.cfg.Active:
+		if !errors.Is(err, want) {
+			s.t.Fatalf("admit %d in %s (active %v): got %v, want %v", n, s.cfg.Mode, s.cfg.Active, err, want)
+		}
+	case st.Admitted && err != nil:
 		s.t.Fatalf("admit admitted %d: %v", n, err)
-	case s.cfg.Active && !st.Admitted && !errors.Is(err, room.ErrTooEarly):
+	case !st.Admitted && !errors.Is(err, room.ErrTooEarly):
 		s.t.Fatalf("admit waiting %d: got %v, want ErrTooEarly", n, err)
 	}
+}
+
+// refusal is the error a join must get in the current mode, or nil.
+func (s *sim) refusal() error {
+	switch {
+	case s.cfg.Mode == room.ModeSoldOut:
+		return room.ErrSoldOut
+	case s.cfg.Mode == room.ModeMaintenance:
+		return room.ErrMaintenance
+	case !s.cfg.Active:
+		return room.ErrPaused
+	}
+	return nil
+}
+
+// setMode changes the mode. Serving never goes back over an issued number;
+// it goes up only on entering passthrough, which admits everyone waiting
+// at once; the emergency stop drops the unused burst above the issued
+// count, so nobody who joins during it is admitted.
+func (s *sim) setMode(mode string) {
+	s.modeChanges++
+	before := s.g.st.ServingAt(s.now)
+	s.cfg.Mode = mode
+	s.configure()
+	after, issued := s.g.st.ServingAt(s.now), float64(s.g.st.Issued)
+	switch {
+	case after > before && mode != room.ModePassthrough:
+		s.t.Fatalf("mode %s at %v: serving rose from %v to %v", mode, s.now-t0, before, after)
+	case after < before && after < issued:
+		s.t.Fatalf("mode %s at %v: serving went back from %v to %v, below the %v issued", mode, s.now-t0, before, after, issued)
+	case mode == room.ModeQueueAll && after > issued:
+		s.t.Fatalf("queueAll at %v: serving %v above the %v issued", s.now-t0, after, issued)
+	}
+	top := s.g.st.Serving(s.now)
+	for n := s.front + 1; n <= top && n <= s.last; n++ {
+		if s.held[n] {
+			s.admit(n, s.now)
+		}
+	}
+	if after < before {
+		s.front = top // the positions dropped above the issued count held nobody
+	} else {
+		s.front = max(s.front, top)
+	}
+	s.prevS = after
 }
 
 func (s *sim) configure() {
@@ -382,8 +446,10 @@ func (s *sim) checkWindows() {
 				c++
 			}
 			rate, burst := s.changes[c].rate, s.changes[c].burst
+			pass := s.changes[c].passthrough
 			for d := c + 1; d < len(s.changes) && s.changes[d].t < a+w; d++ {
 				rate, burst = max(rate, s.changes[d].rate), max(burst, s.changes[d].burst)
+				pass = pass || s.changes[d].passthrough
 			}
 			carried := s.changes[c].level - issuedBefore(a)
 			for k < len(s.jumps) && s.jumps[k].t < a {
@@ -395,6 +461,9 @@ func (s *sim) checkWindows() {
 			}
 			bound := rate*float64(w)/60e9 + math.Max(burst, carried) + jumped + 1
 			count := j - i
+			if pass {
+				continue // passthrough admits every arrival: no rate to hold
+			}
 			if float64(count) > bound {
 				s.t.Fatalf("window %v from %v: %d admissions, bound %v (rate %v, burst %v, carried %v, recoveries %v)",
 					time.Duration(w), time.Duration(a-t0), count, bound, rate, burst, carried, jumped)

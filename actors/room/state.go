@@ -132,6 +132,9 @@ func (s *State) Apply(offset int64, e Event) {
 		}
 	case TypeConfigured:
 		c := e.Configured
+		if d := modeAudit(&s.Config, &c.Config); d != "" {
+			s.audit(e, "set-mode", d)
+		}
 		s.Config = c.Config
 		s.UpdatedAt = e.At
 		if c.Arm != nil {
@@ -239,8 +242,8 @@ func (s *State) Recovered() {
 func (s *State) Live() bool { return s.Exists && !s.Deleted }
 
 // running reports whether the line advances under cfg (not paused, not
-// before the opening).
-func running(cfg *Config, armed bool) bool { return cfg.Active && !armed }
+// before the opening, not stopped by the mode).
+func running(cfg *Config, armed bool) bool { return cfg.Active && !armed && !frozen(cfg) }
 
 // lineRate is the rate the line runs at under cfg.
 func lineRate(cfg *Config, armed bool) float64 {
@@ -287,7 +290,7 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	// A new room starts with its burst free: the first visitors of a quiet
 	// room are admitted at once (invariant 4). Before an opening nobody is.
 	base := cfg.Burst()
-	if armed {
+	if armed || frozen(&cfg) {
 		base = 0
 	}
 	e.Line = &Line{Base: base, T0: now, Rate: lineRate(&cfg, armed)}
@@ -331,7 +334,7 @@ func (s *State) DecideConfigure(cfg Config, now int64, actor string, dk DrawKey)
 	case armed && s.Armed.Closed == nil:
 		c.Recommit = s.Armed.Commit.moved(cfg.OpensAt, now)
 	}
-	line := s.normalized(now).anchor(now, lineRate(&cfg, armed))
+	line := modeLine(s.normalized(now).anchor(now, lineRate(&cfg, armed)), &s.Config, &cfg, s.Issued, s.Armed != nil)
 	if c.Arm != nil && line.Base > float64(s.Issued) {
 		// Nobody in the coming pre-queue may pass before the opening.
 		line.Base = float64(s.Issued)
@@ -526,7 +529,7 @@ func (s *State) DecideRemoveCode(id string, now int64, actor string) ([]Event, e
 // does not work (unknown, disabled, expired, exhausted, room paused or
 // deleted) is the same ErrNoCode: no oracle.
 func (s *State) DecideRedeem(h []byte, now int64) ([]Event, *Code, error) {
-	if !s.Live() || !s.Config.Active {
+	if !s.Live() || !s.Config.Active || closedErr(&s.Config) != nil {
 		return nil, nil, ErrNoCode
 	}
 	id, ok := s.index().codes[string(h)]
@@ -554,11 +557,8 @@ func (s *State) DecideDelete(now int64, actor string) ([]Event, error) {
 // is used up). Before the number is counted, the line is re-based so that a
 // quiet room does not bank capacity (docs/architecture.md, invariant 3).
 func (s *State) Join(now int64) (uint64, error) {
-	if !s.Live() {
-		return 0, ErrNotFound
-	}
-	if !s.Config.Active {
-		return 0, ErrPaused
+	if err := s.joinable(); err != nil {
+		return 0, err
 	}
 	if s.Issued >= s.Reserved {
 		return 0, ErrNeedBlock
@@ -576,6 +576,9 @@ func (s *State) Admit(n uint64, now int64) (Status, error) {
 	if n == 0 || n > s.Issued {
 		return Status{}, ErrNotIssued
 	}
+	if err := closedErr(&s.Config); err != nil {
+		return Status{}, err
+	}
 	if !s.Config.Active {
 		return Status{}, ErrPaused
 	}
@@ -584,4 +587,19 @@ func (s *State) Admit(n uint64, now int64) (Status, error) {
 		return st, ErrTooEarly
 	}
 	return st, nil
+}
+
+// joinable returns why no number may be issued now, or nil: a closed mode
+// first (its message tells the visitor more than a pause), then a pause.
+func (s *State) joinable() error {
+	if !s.Live() {
+		return ErrNotFound
+	}
+	if err := closedErr(&s.Config); err != nil {
+		return err
+	}
+	if !s.Config.Active {
+		return ErrPaused
+	}
+	return nil
 }

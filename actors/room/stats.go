@@ -111,6 +111,8 @@ type Figures struct {
 	// EstimatedWait is the wait, in whole seconds, of a visitor joining
 	// now.
 	EstimatedWait int `json:"estimatedWaitSeconds"`
+	// Mode is the room's mode (mode.go).
+	Mode string `json:"mode"`
 }
 
 // Room states as the dashboard shows them.
@@ -124,7 +126,7 @@ const (
 
 // FiguresOf returns the figures of view v at now with its sample sm.
 func FiguresOf(v *View, sm Sample, now int64) Figures {
-	f := Figures{Sample: sm, Active: v.Config.Active, State: StateOf(v, now)}
+	f := Figures{Sample: sm, Active: v.Config.Active, State: StateOf(v, now), Mode: v.EffectiveMode()}
 	if v.Exists && !v.Deleted {
 		f.EstimatedWait = v.StatusOf(v.Issued+1, now).EstimatedWait
 	}

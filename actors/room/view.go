@@ -49,8 +49,13 @@ func (v *View) Cap() float64 { return math.Max(float64(v.Issued)+v.Config.Burst(
 
 // ServingAt returns the admission line's value at now (Unix nanoseconds),
 // in admission positions. It never decreases as now and Issued grow.
+// In passthrough every issued number is admitted (outside a pre-queue).
 func (v *View) ServingAt(now int64) float64 {
-	return math.Min(v.Line.At(now), v.Cap())
+	s := math.Min(v.Line.At(now), v.Cap())
+	if passthrough(&v.Config) && v.Armed == nil {
+		return math.Max(s, float64(v.Issued))
+	}
+	return s
 }
 
 // Serving returns how many positions are admitted at now.
@@ -97,7 +102,9 @@ type Status struct {
 	Admitted bool
 	Active   bool
 	PreQueue bool
-	OpensAt  *time.Time
+	// Mode is the room's mode (mode.go).
+	Mode    string
+	OpensAt *time.Time
 	// EstimatedWait and RetryAfter are whole seconds.
 	EstimatedWait int
 	RetryAfter    int
@@ -105,7 +112,7 @@ type Status struct {
 
 // StatusOf computes n's status at now. n must have been issued.
 func (v *View) StatusOf(n uint64, now int64) Status {
-	st := Status{Number: n, Position: n, Active: v.Config.Active, PreQueue: v.PreQueue()}
+	st := Status{Number: n, Position: n, Active: v.Config.Active, PreQueue: v.PreQueue(), Mode: v.EffectiveMode()}
 	if v.Config.OpensAt != nil && (st.PreQueue || len(v.Draws) > 0) {
 		t := *v.Config.OpensAt
 		st.OpensAt = &t
@@ -145,7 +152,7 @@ func (v *View) estimate(st Status, now int64) (wait, retry int) {
 			until = 0
 		}
 		return until, clampInt(until/10, 2, 30)
-	case !st.Active:
+	case !st.Active, frozen(&v.Config):
 		return 0, 10
 	}
 	rate := v.Config.RatePerMinute

@@ -17,6 +17,7 @@ type Frame struct {
 	Name                 string            `json:"name"`
 	At                   string            `json:"at"`
 	State                string            `json:"state"`
+	Mode                 string            `json:"mode"`
 	Active               bool              `json:"active"`
 	Test                 bool              `json:"test"`
 	Waiting              uint64            `json:"waiting"`
@@ -60,8 +61,12 @@ func frameOf(r *node.StatsResult, hist []Point, now time.Time) Frame {
 	if hist == nil {
 		hist = []Point{}
 	}
+	mode := f.Mode
+	if mode == "" { // no sample yet
+		mode = room.ModeQueue
+	}
 	return Frame{Type: "stats", Room: r.ID, Slug: r.Slug, Name: r.Name, At: now.UTC().Format(time.RFC3339Nano),
-		State: f.State, Active: f.Active,
+		State: f.State, Mode: mode, Active: f.Active,
 		Test:    r.Test,
 		Waiting: f.Waiting, Serving: f.Serving, Issued: f.Issued,
 		RatePerMinute: f.Rate, InflowPerMinute: f.Inflow, EstimatedWaitSeconds: f.EstimatedWait,

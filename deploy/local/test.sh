@@ -68,6 +68,11 @@ go vet ./...
 # drops an import without tidying fails here, not in a reader's head.
 echo "== go mod tidy"
 go mod tidy -diff
+# staticcheck, pinned: unused code, values never read, deprecated calls.
+# An exception is written where it stands, with its reason
+# (//lint:ignore CHECK reason).
+echo "== staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 # The Kubernetes manifests against the API types, in a module of its own so

@@ -120,6 +120,10 @@ type site struct {
 
 func siteOf(v *room.View) site {
 	cfg := v.Config
+	cfg.Mode = v.EffectiveMode() // rooms configured before modes
+	if cfg.WaitingStatus == 0 {
+		cfg.WaitingStatus = 200
+	}
 	if cfg.OpensAt != nil {
 		t := cfg.OpensAt.UTC()
 		cfg.OpensAt = &t

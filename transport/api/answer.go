@@ -87,6 +87,16 @@ func appendAnswer(b, prefix []byte, a *ticketAnswer) []byte {
 		b = append(b, `,"position":`...)
 		b = strconv.AppendUint(b, *a.Position, 10)
 	}
+	if a.Mode != "" { // one of room.Modes: nothing to escape
+		b = append(b, `,"mode":"`...)
+		b = append(b, a.Mode...)
+		b = append(b, '"')
+	}
+	if a.Token != "" {
+		b = append(b, `,"token":"`...)
+		b = append(b, a.Token...)
+		b = append(b, '"')
+	}
 	return append(b, "}\n"...)
 }
 
@@ -97,7 +107,7 @@ func appendAnswer(b, prefix []byte, a *ticketAnswer) []byte {
 // a comes by value, so that the answer stays on the handler's stack: only
 // the fallback puts a copy on the heap.
 func (s *Server) writeAnswer(c echo.Context, v *room.View, a ticketAnswer) error {
-	if s.e.Debug || !plainTicket(a.Ticket) || (a.OpensAt != nil && (a.OpensAt.Year() < 0 || a.OpensAt.Year() > 9999)) ||
+	if s.e.Debug || !plainTicket(a.Ticket) || !plainTicket(a.Token) || (a.OpensAt != nil && (a.OpensAt.Year() < 0 || a.OpensAt.Year() > 9999)) ||
 		strings.Contains(c.Request().URL.RawQuery, "pretty") {
 		return c.JSON(http.StatusOK, a)
 	}

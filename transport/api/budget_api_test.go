@@ -124,6 +124,20 @@ func TestAddressBudgetFlood(t *testing.T) {
 		t.Fatalf("fresh address's enter: got %q, want the shop with a token", got)
 	}
 
+	// Nor does an app's first visit in JSON.
+	req, _ := http.NewRequest("GET", w.srv.URL+"/queue/flood", nil)
+	req.Header.Set("Accept", "application/json")
+	res, err := flooder.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&app)
+	res.Body.Close()
+	if res.StatusCode != http.StatusTooManyRequests || app["error"] != "rate_limited" || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("flooder's JSON visit: got %d %v, want 429 rate_limited with Retry-After", res.StatusCode, app)
+	}
+
 	clock.Advance(10 * time.Second)
 	if st, m, _ := w.joinFrom(t, flooder, "flood", ""); st != http.StatusOK {
 		t.Fatalf("flooder after its wait: got %d %v, want a number", st, m)
@@ -131,8 +145,8 @@ func TestAddressBudgetFlood(t *testing.T) {
 	if st, _, _ := w.joinFrom(t, flooder, "flood", ""); st != http.StatusTooManyRequests {
 		t.Fatalf("flooder's second join after one token's wait: got %d, want 429", st)
 	}
-	if got := refusals(t, w.env.registry, "refused"); got != flood-5+2 {
-		t.Fatalf("refusals counted: got %v, want %d (the joins and the gateway's)", got, flood-5+2)
+	if got := refusals(t, w.env.registry, "refused"); got != flood-5+3 {
+		t.Fatalf("refusals counted: got %v, want %d (the joins, the gateway's and the app's)", got, flood-5+3)
 	}
 }
 

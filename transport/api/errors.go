@@ -3,10 +3,12 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
 // Error is an answer with a machine code, a human message and its status.
@@ -17,6 +19,9 @@ type Error struct {
 	Field   string `json:"field,omitempty"`
 	// Extra fields merged into the body (e.g. a fresh PoW challenge).
 	Extra map[string]any `json:"-"`
+	// RetryAfter, when set, is the Retry-After of the answer in seconds
+	// (a 503 has 2 otherwise).
+	RetryAfter int `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -41,6 +46,8 @@ var statusOf = map[string]int{
 	node.CodeUnauthorized:       http.StatusUnauthorized,
 	node.CodeForbidden:          http.StatusForbidden,
 	node.CodeNoCode:             http.StatusNotFound,
+	node.CodeSoldOut:            http.StatusGone,
+	node.CodeMaintenance:        http.StatusServiceUnavailable,
 }
 
 // handleError is Echo's error handler: every error becomes the contract's
@@ -50,7 +57,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	e := s.toError(err, c)
-	if e.Status == http.StatusServiceUnavailable {
+	switch {
+	case e.RetryAfter > 0:
+		c.Response().Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	case e.Status == http.StatusServiceUnavailable:
 		c.Response().Header().Set("Retry-After", "2")
 	}
 	body := map[string]any{"error": e.Code, "message": e.Message}
@@ -83,6 +93,9 @@ func (s *Server) toError(err error, c echo.Context) *Error {
 		msg := ne.Message
 		if ne.Code == node.CodeNotIssued {
 			return &Error{Status: st, Code: "not_found", Message: msg}
+		}
+		if ne.Code == node.CodeMaintenance {
+			return &Error{Status: st, Code: ne.Code, Message: msg, RetryAfter: room.MaintenanceRetrySeconds}
 		}
 		if ne.Code == node.CodeNoCode {
 			return &Error{Status: st, Code: "not_found", Message: "Not found."}

@@ -125,11 +125,16 @@ type ticketAnswer struct {
 	Ticket               string     `json:"ticket,omitempty"`
 	OpensAt              *time.Time `json:"opensAt,omitempty"`
 	Position             *uint64    `json:"position,omitempty"`
+	// Mode is the room's mode when it is not queue.
+	Mode string `json:"mode,omitempty"`
+	// Token is the admission token, given with the number in passthrough.
+	Token string `json:"token,omitempty"`
 }
 
 func answerOf(v *room.View, st room.Status) ticketAnswer {
 	a := ticketAnswer{Queue: v.Config.Slug, Name: v.Config.Name, Number: st.Number, Serving: st.Serving,
-		Ahead: st.Ahead, Admitted: st.Admitted, EstimatedWaitSeconds: st.EstimatedWait, RetryAfterSeconds: st.RetryAfter}
+		Ahead: st.Ahead, Admitted: st.Admitted, EstimatedWaitSeconds: st.EstimatedWait, RetryAfterSeconds: st.RetryAfter,
+		Mode: modeField(v)}
 	if st.OpensAt != nil {
 		t := st.OpensAt.UTC()
 		a.OpensAt = &t
@@ -159,6 +164,9 @@ func (s *Server) handleJoin(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if e := closedError(r.View); e != nil {
+		return e
+	}
 	if r.View.Paused() {
 		return errPaused
 	}
@@ -172,6 +180,12 @@ func (s *Server) handleJoin(c echo.Context) error {
 	v := &res.View
 	a := answerOf(v, v.StatusOf(res.Number, s.now().UnixNano()))
 	a.Ticket = res.Ticket
+	if a.Admitted && v.EffectiveMode() == room.ModePassthrough {
+		// Nobody waits: the token comes with the number.
+		if t, err := s.client.Token(c.Request().Context(), v.ID, res.Number); err == nil {
+			a.Token = t.Token
+		}
+	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return s.writeAnswer(c, v, a)
 }
@@ -214,6 +228,9 @@ func (s *Server) handleStatus(c echo.Context) error {
 		return err
 	}
 	v := r.View
+	if e := closedError(v); e != nil {
+		return e
+	}
 	if n > v.Issued {
 		// A ticket proves issuance even when this node's view lags a join.
 		if ticket == "" {
@@ -286,6 +303,9 @@ func (s *Server) handleToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if e := closedError(r.View); e != nil {
+		return e
+	}
 	t, err := s.client.Token(c.Request().Context(), r.View.ID, n)
 	if err != nil {
 		return err
@@ -354,6 +374,12 @@ func (s *Server) handlePage(c echo.Context) error {
 	if err != nil {
 		return node.Unavailable(err)
 	}
+	if wantsJSON(c) {
+		if !ok {
+			return errNoRoom
+		}
+		return s.handleAppState(c, r)
+	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
 	// No BaseURL: the page loads its assets and calls the API on its own
 	// origin, so it works however it is reached (another --addr, a proxy).
@@ -384,6 +410,7 @@ func (s *Server) handlePage(c echo.Context) error {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Language", lang)
 	h.Add("Vary", "Accept-Language")
+	h.Add("Vary", "Accept") // apps get JSON (appstate.go)
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
@@ -417,6 +444,9 @@ func (s *Server) handleEnter(c echo.Context) error {
 	if target == "" {
 		return s.noTarget(c)
 	}
+	if wantsJSON(c) {
+		return s.handleAppState(c, r)
+	}
 	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
 	if c.QueryParam("code") != "" {
@@ -433,7 +463,8 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	// Proof of work is done on the page; so is the wait of an address
 	// over its budget, which the page's own join is then told.
-	if on, _ := r.View.PowInForce(); on || r.View.Paused() || !s.budgets.allow(r.View.ID, cfg.AddressBudget, s.clientKey(c)) {
+	if on, _ := r.View.PowInForce(); on || r.View.Paused() || r.View.Closed() != nil ||
+		!s.budgets.allow(r.View.ID, cfg.AddressBudget, s.clientKey(c)) {
 		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
 	}
 	res, err := s.client.Join(ctx, r.View.ID)

@@ -6,8 +6,8 @@
 // The page's script is a set of ES modules with no build step: room.js (the
 // flow) imports connection.js (socket and polling), render.js (the view),
 // state.js (the state and what follows from it), i18n.js (words and
-// figures), pow.js (proof of work) and http.js (calls to the queue, shared
-// with embed.js). nomodule.js speaks to browsers without modules.
+// figures), pow.js (proof of work), turn.js (the turn told to a background
+// tab) and http.js (calls to the queue, shared with embed.js). nomodule.js speaks to browsers without modules.
 package web
 
 import (

@@ -40,6 +40,11 @@ type Frame struct {
 	// seconds (no member reachable, or the room moving): the page says it
 	// is reconnecting and keeps extrapolating.
 	Stale bool `json:"stale,omitempty"`
+	// Mode is the room's mode; ModeMessage is the operator's message of
+	// a sold-out or maintenance room, pushed so that waiting pages show it
+	// at once.
+	Mode        string            `json:"mode"`
+	ModeMessage *room.ModeMessage `json:"modeMessage,omitempty"`
 }
 
 // FrameOf builds the frame of view v at now.
@@ -47,7 +52,15 @@ func FrameOf(v *room.View, now time.Time) Frame {
 	t := now.UnixNano()
 	f := Frame{Type: "room", Queue: v.Config.Slug, Serving: v.ServingAt(t), Cap: v.Cap(), Rate: v.Line.Rate,
 		Paused: v.Paused(), Active: v.Config.Active, Waiting: v.Waiting(t), Issued: v.Issued,
-		Drawn: len(v.Draws) > 0 && !v.PreQueue(), ServerTime: now.UnixMilli()}
+		Drawn: len(v.Draws) > 0 && !v.PreQueue(), ServerTime: now.UnixMilli(), Mode: v.EffectiveMode()}
+	switch f.Mode {
+	case room.ModeSoldOut:
+		m := v.Config.SoldOutMessage
+		f.ModeMessage = &m
+	case room.ModeMaintenance:
+		m := v.Config.MaintenanceMessage
+		f.ModeMessage = &m
+	}
 	if v.Config.OpensAt != nil {
 		o := v.Config.OpensAt.UTC()
 		f.OpensAt = &o

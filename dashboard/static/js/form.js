@@ -46,6 +46,14 @@ const groups = [
     ['autoRate.maxFailures', 'number', { min: 1, placeholder: '3' }],
     ['autoRate.rules', 'rules'],
   ]],
+  ['fModes', [
+    ['soldOutMessage.en', 'textarea'],
+    ['soldOutMessage.de', 'textarea'],
+    ['soldOutMessage.linkUrl', 'url'],
+    ['maintenanceMessage.en', 'textarea'],
+    ['maintenanceMessage.de', 'textarea'],
+    ['waitingStatus', 'number', { min: 200, max: 429, placeholder: '200' }],
+  ]],
 ];
 
 const defaults = {

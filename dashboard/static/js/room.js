@@ -33,6 +33,9 @@ function showDraw(el, slug, i) {
   el.hidden = false;
 }
 
+// MODES are the room's modes, as the API names them.
+const MODES = ['queue', 'passthrough', 'soldOut', 'maintenance', 'queueAll'];
+
 const TABS = [
   ['live', 'tabLive', false],
   ['settings', 'tabSettings', false],
@@ -70,6 +73,10 @@ export async function roomPage(main, id, tab, once) {
     if (!f) return;
     if (typeof f.ratePerMinute === 'number' && document.activeElement !== rate && Number(rate.value) !== f.ratePerMinute) {
       rate.value = f.ratePerMinute;
+    }
+    if (typeof f.mode === 'string' && f.mode !== s.mode && document.activeElement !== modeSel) {
+      s.mode = f.mode;
+      showMode();
     }
     if (typeof f.active === 'boolean' && f.active !== s.active) {
       s.active = f.active;
@@ -117,14 +124,46 @@ export async function roomPage(main, id, tab, once) {
     }
   });
 
+  // The mode switch: the disruptive modes ask first.
+  const modeSel = h('select', { id: 'mode-select', 'aria-label': t('mode') },
+    MODES.map((m) => h('option', { value: m }, t(`mode_${m}`))));
+  const modePill = h('span', { class: 'pill mode', id: 'room-mode' });
+  const showMode = () => {
+    const m = s.mode || 'queue';
+    modeSel.value = m;
+    modePill.dataset.mode = m;
+    modePill.hidden = m === 'queue';
+    setText(modePill, t(`mode_${m}`));
+  };
+  showMode();
+  modeSel.addEventListener('change', async () => {
+    const to = modeSel.value;
+    if (to !== 'queue' && !confirm(t(`confirmMode_${to}`, { name: s.name }))) {
+      showMode();
+      return;
+    }
+    try {
+      changedAt = Date.now();
+      s = await patchSite(id, (b) => {
+        b.mode = to;
+      });
+      showMode();
+      setText(msg, t('modeSet', { mode: t(`mode_${s.mode}`) }));
+    } catch (err) {
+      showMode();
+      setText(msg, t('error', { msg: err.message }));
+    }
+  });
+  const modeBox = h('label', { class: 'inline-form mode-form' }, t('mode'), modeSel);
+
   const nav = h('nav', { class: 'tabs', role: 'tablist' }, tabs.map(([k, label]) =>
     h('a', { href: `#/room/${encodeURIComponent(id)}/${k}`, role: 'tab', 'aria-selected': k === tab ? 'true' : 'false', 'data-tab': k }, t(label))));
   const body = h('div', { class: 'tab-body' });
   clear(main,
     h('div', { class: 'room-head' },
       h('div', { class: 'room-title' }, isKey() ? null : h('a', { href: '#/', class: 'back' }, `← ${t('back')}`),
-        h('h1', {}, s.name), h('span', { class: 'mono slug' }, `/queue/${s.slug}`), statePill),
-      h('div', { class: 'room-controls' }, rateForm, pause, msg)),
+        h('h1', {}, s.name), h('span', { class: 'mono slug' }, `/queue/${s.slug}`), statePill, modePill),
+      h('div', { class: 'room-controls' }, rateForm, modeBox, pause, msg)),
     drawLine,
     once ? onceBox(t('secretTitle'), once) : null,
     nav, body);

@@ -38,5 +38,5 @@ export function words(lang, t) {
     return (days === 1 ? t.dayOne : fill(t.dayMany, { n: number(days) })) + ' ' + clock;
   }
 
-  return { t, number, wait, countdown };
+  return { t, lang, number, wait, countdown };
 }

@@ -3,13 +3,13 @@
 // quarter-second ticks cost nothing while the figures stand still.
 
 import { fill } from './i18n.js';
-import { inPreQueue, myPlace, serverNow, servingNow } from './state.js';
+import { closed, inPreQueue, myPlace, serverNow, servingNow } from './state.js';
 
 const ANNOUNCE_EVERY_MS = 30000;
 
 // view answers the renderer of the card with words (i18n.js) for its text.
 export function view(card, words) {
-  const { t, number } = words;
+  const { t, lang, number } = words;
   const last = {};
 
   function setText(id, text) {
@@ -27,6 +27,7 @@ export function view(card, words) {
   function render(S) {
     const f = figures(S);
     card.setAttribute('data-state', S.phase);
+    card.setAttribute('data-mode', S.mode);
     if (S.paused) card.setAttribute('data-paused', '');
     else card.removeAttribute('data-paused');
     setText('aq-state', stateText(S, f.pre));
@@ -37,6 +38,9 @@ export function view(card, words) {
   }
 
   function stateText(S, pre) {
+    if (S.phase !== 'gone' && S.phase !== 'forwarding' && closed(S)) {
+      return S.mode === 'soldOut' ? t.soldOut : t.maintenance;
+    }
     switch (S.phase) {
       case 'gone':
         return t.gone;
@@ -50,6 +54,8 @@ export function view(card, words) {
         return S.paused ? t.paused : t.joining;
     }
     if (S.paused) return t.paused;
+    if (S.turn) return t.admitted;
+    if (S.mode === 'queueAll') return t.queueAll;
     if (pre) return serverNow(S) < S.opensAt ? t.preQueue : t.drawing;
     return t.waiting;
   }
@@ -59,7 +65,14 @@ export function view(card, words) {
   function renderBanner(S) {
     let banner = '';
     let detail = '';
+    let link = '';
     if (S.phase === 'gone') banner = t.gone;
+    else if (closed(S)) {
+      const m = S.modeMessage || {};
+      banner = S.mode === 'soldOut' ? t.soldOutDefault : t.maintenanceDefault;
+      detail = (lang === 'de' ? m.de || m.en : m.en || m.de) || '';
+      link = typeof m.linkUrl === 'string' && /^https?:\/\//i.test(m.linkUrl) ? m.linkUrl : '';
+    } else if (S.mode === 'queueAll' && S.number > 0) banner = t.queueAllDefault;
     else if (S.paused) {
       banner = S.number > 0 ? t.pausedDefault : t.pausedJoin;
       detail = S.pausedMessage;
@@ -67,12 +80,21 @@ export function view(card, words) {
     setText('aq-banner-text', banner);
     setText('aq-banner-detail', detail);
     setHidden('aq-banner-detail', detail === '');
+    renderLink(link);
     setHidden('aq-banner', banner === '');
+  }
+
+  function renderLink(href) {
+    const a = document.getElementById('aq-banner-link');
+    if (!a) return;
+    if (href && a.getAttribute('href') !== href) a.setAttribute('href', href);
+    setText('aq-banner-link', href ? t.modeLink : '');
+    setHidden('aq-banner-link', href === '');
   }
 
   function renderTicket(S, f) {
     const gone = S.phase === 'gone';
-    setHidden('aq-ticket', gone || (!S.number && S.paused));
+    setHidden('aq-ticket', gone || (!S.number && (S.paused || closed(S))));
     setText('aq-number', S.number ? number(S.number) : '–');
     setHidden('aq-position-row', !S.position);
     if (S.position) setText('aq-position', number(S.position));
@@ -82,7 +104,7 @@ export function view(card, words) {
 
   function renderProgress(S, f) {
     const through = S.phase === 'admitted' || S.phase === 'forwarding';
-    setHidden('aq-progress-block', f.pre || S.phase === 'gone' || !S.number);
+    setHidden('aq-progress-block', f.pre || S.phase === 'gone' || !S.number || closed(S));
     setText('aq-ahead', f.ahead === null ? '–' : number(f.ahead));
     setText('aq-serving', f.shown > 0 ? t.numberPrefix + number(f.shown) : '–');
     setText('aq-wait', through ? t.admitted : f.ahead === null ? '–' : words.wait(f.wait, f.ahead, S.paused));

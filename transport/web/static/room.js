@@ -10,7 +10,8 @@ import { solve } from './pow.js';
 import { connection } from './connection.js';
 import { drawPanel } from './draw.js';
 import { view } from './render.js';
-import { admitted, applyAnswer, applyFrame, newState, storage } from './state.js';
+import { turnNotice } from './turn.js';
+import { admitted, applyAnswer, applyFrame, applyMode, closed, newState, storage } from './state.js';
 
 const REQUEST_TIMEOUT_MS = 10000;
 const PAUSED_RETRY_MS = 10000;
@@ -25,6 +26,8 @@ let room;
 let store;
 let page;
 let conn;
+let turn;
+let card;
 
 const render = () => page.render(S);
 const ask = (method, path, body) => call(room + path, method, body, REQUEST_TIMEOUT_MS);
@@ -61,6 +64,15 @@ function onFrame(f) {
     refresh();
   }
   tick();
+}
+
+// closedAnswer reports whether r is the answer of a sold-out (410) or
+// maintenance (503 maintenance) room, and shows it.
+function closedAnswer(r) {
+  if (r.status !== 410 && !(r.status === 503 && r.body && r.body.error === 'maintenance')) return false;
+  applyMode(S, r.body || {});
+  render();
+  return true;
 }
 
 function showPaused(message) {
@@ -104,6 +116,7 @@ async function join(pow) {
   S.trouble = false;
   if ((r.status === 200 || r.status === 201) && r.body.ticket) joined(r.body);
   else if (r.status === 428 && r.body.pow && r.body.pow.challenge) prove(r.body.pow, !!pow);
+  else if (closedAnswer(r)) later(join, PAUSED_RETRY_MS);
   else if (r.status === 423) {
     showPaused(r.body.message);
     later(join, PAUSED_RETRY_MS);
@@ -190,6 +203,7 @@ async function refreshOnce() {
     rejoin();
     return 'invalid';
   }
+  if (closedAnswer(r)) return 'ok';
   if (r.status === 423) {
     showPaused(r.body.message);
     return 'ok';
@@ -248,8 +262,8 @@ async function claim() {
     rejoin();
     return;
   }
-  if (r.status === 423) {
-    showPaused(r.body.message);
+  if (r.status === 423 || closedAnswer(r)) {
+    if (r.status === 423) showPaused(r.body.message);
     S.tokenNotBefore = Date.now() + PAUSED_RETRY_MS;
     return;
   }
@@ -276,11 +290,44 @@ function forward(grant) {
 }
 
 // tick redraws the page and claims the token once the line reaches the
-// visitor.
+// visitor. A visitor looking elsewhere is told first and forwarded when
+// they come back, so they do not miss the turn (and the token's lifetime
+// starts when they are there to use it).
 function tick() {
   render();
-  if (S.phase !== 'waiting' || S.paused || claiming || Date.now() < S.tokenNotBefore) return;
-  if (admitted(S)) claim();
+  if (S.phase !== 'waiting' || S.paused || closed(S) || claiming || Date.now() < S.tokenNotBefore) return;
+  if (!admitted(S)) return;
+  if (turn.background()) {
+    S.turn = true;
+    turn.tell(card);
+    render();
+    return;
+  }
+  S.turn = false;
+  turn.reset();
+  claim();
+}
+
+// offerNotice shows the offer to notify while the visitor waits, until
+// they have answered it once.
+function offerNotice() {
+  const button = document.getElementById('aq-notify');
+  if (!button) return;
+  const show = () => {
+    if (S.phase !== 'waiting') {
+      button.hidden = true;
+      return;
+    }
+    const offer = turn.offerable();
+    button.hidden = !offer;
+    card.setAttribute('data-notify', offer ? 'offered' : 'answered');
+  };
+  button.addEventListener('click', () => {
+    button.hidden = true;
+    turn.ask(show);
+  });
+  setInterval(show, 1000);
+  show();
 }
 
 // ---- start ----------------------------------------------------------------
@@ -297,11 +344,13 @@ async function resume() {
 
 // begin reads the page data and follows the room with the number kept
 // from before, or draws one.
-function begin(dataEl, card) {
+function begin(dataEl, cardEl) {
+  card = cardEl;
   cfg = JSON.parse(dataEl.textContent);
   room = (cfg.base || location.origin) + '/queue/' + encodeURIComponent(cfg.slug);
   store = storage(cfg.slug);
   page = view(card, words(cfg.lang, cfg.i18n));
+  turn = turnNotice(cfg.i18n, cfg.name);
   conn = connection({
     wanted: () => !!S.ticket && S.phase !== 'forwarding' && S.phase !== 'gone',
     url: () => room.replace(/^http/, 'ws') + '/ws?ticket=' + encodeURIComponent(S.ticket),
@@ -319,6 +368,8 @@ function begin(dataEl, card) {
   S.start = store.start();
   setInterval(tick, TICK_MS);
   setInterval(heartbeat, HEARTBEAT_MS);
+  offerNotice();
+  window.addEventListener('focus', tick);
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState !== 'visible') return;
     tick();

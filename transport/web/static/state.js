@@ -20,6 +20,9 @@ export function newState() {
     drawn: false,
     paused: false,
     pausedMessage: '',
+    mode: 'queue', // queue | passthrough | soldOut | maintenance | queueAll
+    turn: false, // admitted while the page is in the background: told, not yet forwarded
+    modeMessage: null, // the operator's {de, en, linkUrl} of a closed mode
     trouble: false, // the last request or socket failed
     retryAfter: 5, // seconds between status polls
     tokenNotBefore: 0,
@@ -57,6 +60,7 @@ export function applyAnswer(S, b, live) {
   if ('opensAt' in b) S.opensAt = parseTime(b.opensAt);
   if (b.active === false) S.paused = true;
   else if (b.active === true) S.paused = false;
+  S.mode = typeof b.mode === 'string' ? b.mode : 'queue';
   if (S.line && !live) {
     S.line.serving = Math.max(S.line.serving, S.answer.serving);
     S.line.serverTime = serverNow(S);
@@ -83,11 +87,26 @@ export function applyFrame(S, f) {
   };
   S.paused = f.paused === true || f.active === false;
   if (!S.paused) S.pausedMessage = '';
+  applyMode(S, f);
   if ('opensAt' in f) S.opensAt = parseTime(f.opensAt);
   S.drawn = f.drawn === true;
   // A stale frame: the node reaches no server of the queue for now.
   S.trouble = f.stale === true;
   return true;
+}
+
+// applyMode takes the mode of a frame or of a sold-out or maintenance
+// answer in.
+export function applyMode(S, b) {
+  S.mode = typeof b.mode === 'string' ? b.mode : 'queue';
+  const m = b.modeMessage;
+  S.modeMessage = m && typeof m === 'object' ? m : null;
+}
+
+// closed reports whether the room's mode turns everyone away: sold out or
+// in maintenance.
+export function closed(S) {
+  return S.mode === 'soldOut' || S.mode === 'maintenance';
 }
 
 export function serverNow(S) {
