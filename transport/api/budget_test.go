@@ -161,3 +161,20 @@ func TestHarderBits(t *testing.T) {
 		})
 	}
 }
+
+// TestSiteOfOlderRoom: a room configured before address budgets and
+// pow.auto shows the budget and the factor in force, within the schema's
+// ranges, so that writing it back as read is valid.
+func TestSiteOfOlderRoom(t *testing.T) {
+	v := &room.View{ID: "r1", Config: room.Config{Slug: "old", Name: "Old", RatePerMinute: 60, Pow: room.Pow{Bits: 15}}}
+	got := siteOf(v)
+	want := room.AddressBudget{PerMinute: room.DefaultBudgetPerMinute, Burst: room.DefaultBudgetBurst}
+	if got.AddressBudget != want || got.Pow.AutoFactor != room.DefaultPowAutoFactor {
+		t.Fatalf("got budget %+v, factor %v; want %+v, %v", got.AddressBudget, got.Pow.AutoFactor, want, room.DefaultPowAutoFactor)
+	}
+	cfg := got.Config
+	cfg.Normalize()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("the site as shown does not validate: %v", err)
+	}
+}
