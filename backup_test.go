@@ -81,7 +81,9 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	const admin = "backup-admin-token-of-24-chars"
 	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
 	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true})
+		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
+		// Every join of the load comes from loopback.
+		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
 	if st != 201 {
 		t.Fatalf("create: %d %v", st, created)
 	}

@@ -201,7 +201,9 @@ func TestKill9KeepsEverything(t *testing.T) {
 	const admin = "kill9-admin-token-long-enough"
 	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
 	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true})
+		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
+		// Every join of the load comes from loopback.
+		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
 	if st != 201 {
 		t.Fatalf("create: %d %v", st, created)
 	}

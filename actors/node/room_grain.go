@@ -74,6 +74,8 @@ type roomGrain struct {
 
 	// stats samples the dashboard figures once a second.
 	stats roomStats
+	// powAuto asks for proof of work under pressure (pow.auto).
+	powAuto powAuto
 
 	// ticker and pace steer the ticks: a quiet room ticks slowly, a gone
 	// one rests (rest.go).
@@ -293,6 +295,7 @@ func (g *roomGrain) onTick() {
 		g.saveSnapshot()
 	}
 	g.pollHealth(now)
+	g.powAuto.tick(g, now)
 	g.stats.record(&g.st.View, now, g.deps.Metrics)
 	for k, s := range g.subs {
 		if now.After(s.expires) {

@@ -64,6 +64,9 @@ type RateChange struct {
 	Observed map[string]float64 `json:"observed"`
 	// Failures is the count of consecutive failed checks after this one.
 	Failures int `json:"failures"`
+	// Pow is the automatic proof of work after this change (Bits 0: lifted);
+	// nil when the change is of the rate alone.
+	Pow *PowLevel `json:"pow,omitempty"`
 }
 
 // AutoState is what the controller carries from one check to the next.
@@ -319,6 +322,7 @@ func (s *State) applyRateAdjusted(e Event) {
 	ch := *e.RateAdjusted
 	s.Config.RatePerMinute = ch.To
 	s.AutoFailures = ch.Failures
+	s.applyPow(&ch)
 	s.RateChanges = append(s.RateChanges, ch)
 	if len(s.RateChanges) > MaxRateLog {
 		s.RateChanges = append([]RateChange(nil), s.RateChanges[len(s.RateChanges)-MaxRateLog:]...)

@@ -53,6 +53,8 @@ type Config struct {
 	// Test marks a test room: the only kind of room a load test may aim
 	// at, and one that production figures (metrics, dashboards) leave out.
 	Test bool `json:"test"`
+	// AddressBudget limits the new numbers one client address may take.
+	AddressBudget AddressBudget `json:"addressBudget"`
 	// Mode is what the room does with arrivals (mode.go): "queue" (the
 	// default), "passthrough", "soldOut", "maintenance" or "queueAll".
 	Mode string `json:"mode,omitempty"`
@@ -69,8 +71,16 @@ type Config struct {
 // Pow configures the proof of work demanded before a number is issued.
 type Pow struct {
 	Enabled bool `json:"enabled"`
-	// Bits is the difficulty: leading zero bits of the hash (8–24).
+	// Bits is the difficulty: leading zero bits of the hash (8–24). With
+	// Auto, it is where the automatic proof of work starts.
 	Bits int `json:"bits"`
+	// Auto asks for proof of work by itself while new numbers are taken
+	// faster than AutoFactor times the admission rate, with more bits the
+	// higher the pressure, and lifts it when calm (powauto.go).
+	Auto bool `json:"auto"`
+	// AutoFactor is Auto's threshold in multiples of the admission rate
+	// (1.5–100, default 4).
+	AutoFactor float64 `json:"autoFactor"`
 }
 
 // Abandon configures abandon detection.
@@ -160,6 +170,9 @@ func (c *Config) Normalize() {
 	if c.Pow.Bits == 0 {
 		c.Pow.Bits = DefaultPowBits
 	}
+	if c.Pow.AutoFactor == 0 {
+		c.Pow.AutoFactor = DefaultPowAutoFactor
+	}
 	if c.Abandon.GraceSeconds == 0 {
 		c.Abandon.GraceSeconds = DefaultGraceSeconds
 	}
@@ -169,6 +182,7 @@ func (c *Config) Normalize() {
 		c.Domains[i] = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
 	}
 	c.AutoRate.normalize()
+	c.AddressBudget.normalize()
 	if c.Mode == "" {
 		c.Mode = ModeQueue
 	}
@@ -248,11 +262,17 @@ func (c *Config) Validate() error {
 	if c.Pow.Bits < 8 || c.Pow.Bits > 24 {
 		return invalid("pow.bits", "must be 8–24")
 	}
+	if !(c.Pow.AutoFactor >= 1.5 && c.Pow.AutoFactor <= 100) {
+		return invalid("pow.autoFactor", "must be 1.5–100 times the admission rate")
+	}
 	if c.Abandon.GraceSeconds < 60 || c.Abandon.GraceSeconds > 3600 {
 		return invalid("abandon.graceSeconds", "must be 60–3600")
 	}
 	if c.OpensAt != nil && (c.OpensAt.Year() < 2000 || c.OpensAt.Year() > 2999) {
 		return invalid("opensAt", "must be an RFC 3339 time")
+	}
+	if err := c.AddressBudget.validate(); err != nil {
+		return err
 	}
 	if err := c.validateMode(); err != nil {
 		return err

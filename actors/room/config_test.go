@@ -89,6 +89,16 @@ func TestConfigValidation(t *testing.T) {
 		{"pow bits 7", func(c *room.Config) { c.Pow.Bits = 7 }, "pow.bits"},
 		{"pow bits 25", func(c *room.Config) { c.Pow.Bits = 25 }, "pow.bits"},
 		{"pow bits 8", func(c *room.Config) { c.Pow.Bits = 8 }, ""},
+		{"budget of 0.5 a minute", func(c *room.Config) { c.AddressBudget.PerMinute = 0.5 }, "addressBudget.perMinute"},
+		{"budget negative", func(c *room.Config) { c.AddressBudget.PerMinute = -3 }, "addressBudget.perMinute"},
+		{"budget above 60000 a minute", func(c *room.Config) { c.AddressBudget.PerMinute = 60_001 }, "addressBudget.perMinute"},
+		{"budget 60000 a minute", func(c *room.Config) { c.AddressBudget.PerMinute = 60_000 }, ""},
+		{"budget burst negative", func(c *room.Config) { c.AddressBudget.Burst = -1 }, "addressBudget.burst"},
+		{"budget burst above 100000", func(c *room.Config) { c.AddressBudget.Burst = 100_001 }, "addressBudget.burst"},
+		{"budget burst 1", func(c *room.Config) { c.AddressBudget.Burst = 1 }, ""},
+		{"pow auto factor 1", func(c *room.Config) { c.Pow.AutoFactor = 1 }, "pow.autoFactor"},
+		{"pow auto factor 101", func(c *room.Config) { c.Pow.AutoFactor = 101 }, "pow.autoFactor"},
+		{"pow auto factor 1.5", func(c *room.Config) { c.Pow.Auto, c.Pow.AutoFactor = true, 1.5 }, ""},
 		{"grace 59", func(c *room.Config) { c.Abandon.GraceSeconds = 59 }, "abandon.graceSeconds"},
 		{"grace 3601", func(c *room.Config) { c.Abandon.GraceSeconds = 3601 }, "abandon.graceSeconds"},
 		{"grace 60", func(c *room.Config) { c.Abandon.GraceSeconds = 60 }, ""},
@@ -157,10 +167,11 @@ func TestConfigNormalize(t *testing.T) {
 	c.Normalize()
 	want := room.Config{
 		Domains: []string{"shop.example", "*.cdn.example"}, TokenTTLSeconds: room.DefaultTokenTTLSeconds,
-		BurstSeconds: room.DefaultBurstSeconds, Pow: room.Pow{Bits: room.DefaultPowBits},
+		BurstSeconds: room.DefaultBurstSeconds, Pow: room.Pow{Bits: room.DefaultPowBits, AutoFactor: room.DefaultPowAutoFactor},
 		Abandon: room.Abandon{GraceSeconds: room.DefaultGraceSeconds}, AutoRate: room.AutoRate{Rules: []room.Rule{}, IntervalSeconds: room.DefaultIntervalSeconds,
 			RaisePercent: room.DefaultRaisePercent, CutPercent: room.DefaultCutPercent, MaxFailures: room.DefaultMaxFailures},
-		Mode: room.ModeQueue, WaitingStatus: 200,
+		AddressBudget: room.AddressBudget{PerMinute: room.DefaultBudgetPerMinute, Burst: room.DefaultBudgetBurst},
+		Mode:          room.ModeQueue, WaitingStatus: 200,
 	}
 	if fmt.Sprint(c) != fmt.Sprint(want) {
 		t.Fatalf("got %+v, want %+v", c, want)
@@ -225,5 +236,24 @@ func TestBurst(t *testing.T) {
 		if got := c.Burst(); got != tc.want {
 			t.Errorf("Burst at %v a minute over %v s: got %v, want %v", tc.rate, tc.seconds, got, tc.want)
 		}
+	}
+}
+
+// TestAddressBudgetEffective: a configuration stored before budgets
+// existed has none written, and still gets the default one.
+func TestAddressBudgetEffective(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		in, want room.AddressBudget
+	}{
+		{"unset", room.AddressBudget{}, room.AddressBudget{PerMinute: room.DefaultBudgetPerMinute, Burst: room.DefaultBudgetBurst}},
+		{"burst only", room.AddressBudget{Burst: 500}, room.AddressBudget{PerMinute: room.DefaultBudgetPerMinute, Burst: 500}},
+		{"set", room.AddressBudget{PerMinute: 600, Burst: 2000}, room.AddressBudget{PerMinute: 600, Burst: 2000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.in.Effective(); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -27,10 +27,11 @@ func goldenEvents() []room.Event {
 		Slug: "winter-sale", Name: "Winter sale", TargetURL: "https://shop.example/sale",
 		Domains: []string{"shop.example", "*.shop.example"}, RatePerMinute: 600, Active: true,
 		Message: "Tickets go on sale at six.\nPlease keep this page open.", HeaderImageURL: "https://cdn.example/header.png",
-		AccentColor: "#0a63c9", TokenTTLSeconds: 600, BurstSeconds: 5, Pow: room.Pow{Enabled: true, Bits: 15},
+		AccentColor: "#0a63c9", TokenTTLSeconds: 600, BurstSeconds: 5, Pow: room.Pow{Enabled: true, Bits: 15, Auto: true, AutoFactor: 4},
 		OpensAt: &opens, Abandon: room.Abandon{Enabled: true, GraceSeconds: 180}, AllowBareNumber: true,
 		AutoRate: room.AutoRate{Enabled: true, HealthURL: "https://shop.example/health", MinRate: 60, MaxRate: 6000,
 			IntervalSeconds: 10, RaisePercent: 5, CutPercent: 25, MaxFailures: 3, Rules: []room.Rule{{Metric: "responseTimeMs", Op: ">", Value: 800}, {Metric: "db.connections", Op: "<", Value: 90}}},
+		AddressBudget: room.AddressBudget{PerMinute: 30, Burst: 60},
 	}
 	at := t0
 	line := &room.Line{Base: 1234.5, T0: at, Rate: 600}
@@ -64,7 +65,8 @@ func goldenEvents() []room.Event {
 		{Type: room.TypeAbandoned, Epoch: 7, At: at, Abandoned: &room.Abandoned{Count: 12, Cursor: 5000}},
 		{Type: room.TypeRateAdjusted, Epoch: 7, At: at, Actor: room.ActorAutoRate, Line: line,
 			RateAdjusted: &room.RateChange{At: time.Unix(0, at).UTC(), From: 800, To: 600, Rule: "responseMs < 500",
-				Reason: "responseMs is 812: cut by 25%", Observed: map[string]float64{"responseMs": 812, "status": 200}, Failures: 0}},
+				Reason: "responseMs is 812: cut by 25%", Observed: map[string]float64{"responseMs": 812, "status": 200}, Failures: 0,
+				Pow: &room.PowLevel{Bits: 16}}},
 		{Type: room.TypeHealthTested, Epoch: 7, At: at, Actor: "admin", HealthTested: &room.HealthTested{URL: "https://shop.example/health"}},
 		{Type: room.TypeDeleted, Epoch: 7, At: at, Actor: "admin", Deleted: &struct{}{}},
 	}

@@ -27,9 +27,11 @@ type View struct {
 	// Armed is the pending draw before a scheduled opening.
 	Armed *Arm `json:"armed,omitempty"`
 	// Abandoned counts numbers skipped as abandoned.
-	Abandoned       uint64 `json:"abandoned"`
-	SecretSealed    []byte `json:"secretSealed"`
-	TicketKeySealed []byte `json:"ticketKeySealed"`
+	Abandoned uint64 `json:"abandoned"`
+	// PowAuto is the proof of work pow.auto asks for now; nil while calm.
+	PowAuto         *PowLevel `json:"powAuto,omitempty"`
+	SecretSealed    []byte    `json:"secretSealed"`
+	TicketKeySealed []byte    `json:"ticketKeySealed"`
 }
 
 // Paused reports whether the operator has paused the room.

@@ -124,6 +124,11 @@ func siteOf(v *room.View) site {
 	if cfg.WaitingStatus == 0 {
 		cfg.WaitingStatus = 200
 	}
+	// Rooms configured before address budgets and pow.auto: what is in force.
+	cfg.AddressBudget = cfg.AddressBudget.Effective()
+	if cfg.Pow.AutoFactor == 0 {
+		cfg.Pow.AutoFactor = room.DefaultPowAutoFactor
+	}
 	if cfg.OpensAt != nil {
 		t := cfg.OpensAt.UTC()
 		cfg.OpensAt = &t

@@ -30,6 +30,8 @@ const adminTok = "test-admin-token"
 type env struct {
 	t   *testing.T
 	srv *httptest.Server
+	// registry holds the server's metrics.
+	registry *prometheus.Registry
 }
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, func(*node.Deps, *Config) {}) }
@@ -63,7 +65,7 @@ func newEnvWithNode(t *testing.T, edit func(*node.Deps, *Config), editNode func(
 	cfg.Node = nodetest.Start(t, nc)
 	srv := httptest.NewServer(New(cfg).Handler())
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv}
+	return &env{t: t, srv: srv, registry: cfg.Registry}
 }
 
 // do sends a request and decodes a JSON answer into a map.

@@ -93,8 +93,10 @@ func (s *Server) handleAppState(c echo.Context, r *node.Room) error {
 			a.State, a.RefreshSeconds = "paused", 10
 			return s.writeAppState(c, waiting, &a)
 		}
-		if err := s.checkPow(c, r, nil); err != nil {
-			return err // 428 with a challenge: join with POST /join and the proof
+		if err := s.admitJoin(c, r, nil); err != nil {
+			// 428 with a challenge (join with POST /join and the proof), or
+			// 429 for an address over its budget.
+			return err
 		}
 		res, err := s.client.Join(c.Request().Context(), v.ID)
 		if err != nil {

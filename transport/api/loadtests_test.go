@@ -106,7 +106,9 @@ func (e *env) createTestRoom(slug string, test bool) string {
 	e.t.Helper()
 	st, m, _ := e.do("POST", "/api/admin/queue/sites", adminTok, map[string]any{
 		"slug": slug, "name": "Load " + slug, "targetUrl": "https://shop.example.com/", "domains": []string{"shop.example.com"},
-		"ratePerMinute": 100000, "active": true, "test": test})
+		"ratePerMinute": 100000, "active": true, "test": test,
+		// Load tests join from this one address.
+		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
 	if st != http.StatusCreated {
 		e.t.Fatalf("create room: %d %v", st, m)
 	}

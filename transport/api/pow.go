@@ -103,11 +103,11 @@ func powKey(r *node.Room) ([]byte, error) {
 	return k, nil
 }
 
-// challenge issues a fresh challenge of room r at now.
-func (s *Server) challenge(r *node.Room, now time.Time) (powAnswer, error) {
-	cfg := r.View.Config
-	a := powAnswer{Queue: cfg.Slug, Enabled: cfg.Pow.Enabled}
-	if !cfg.Pow.Enabled {
+// challenge issues a fresh challenge of room r at now, of the given bits.
+func (s *Server) challenge(r *node.Room, now time.Time, bits int) (powAnswer, error) {
+	on, _ := r.View.PowInForce()
+	a := powAnswer{Queue: r.View.Config.Slug, Enabled: on}
+	if !on {
 		return a, nil
 	}
 	key, err := powKey(r)
@@ -121,7 +121,7 @@ func (s *Server) challenge(r *node.Room, now time.Time) (powAnswer, error) {
 	// Expiry is kept to the second: round up, so the challenge lives at
 	// least the time announced.
 	c.Expires = now.Add(room.ChallengeTTL + time.Second - 1).Truncate(time.Second)
-	c.Bits = cfg.Pow.Bits
+	c.Bits = bits
 	if a.Challenge, err = room.SignChallenge(key, r.View.ID, c); err != nil {
 		return a, node.ErrRoomUnavailable
 	}
@@ -130,13 +130,18 @@ func (s *Server) challenge(r *node.Room, now time.Time) (powAnswer, error) {
 	return a, nil
 }
 
-// handlePow answers a fresh challenge, or enabled: false.
+// handlePow answers a fresh challenge, or enabled: false. The challenge is
+// as hard as a join from this address needs (powBits).
 func (s *Server) handlePow(c echo.Context) error {
 	r, err := s.room(c)
 	if err != nil {
 		return err
 	}
-	a, err := s.challenge(r, s.now())
+	var bits int
+	if on, _ := r.View.PowInForce(); on {
+		bits = s.powBits(r, s.clientKey(c))
+	}
+	a, err := s.challenge(r, s.now(), bits)
 	if err != nil {
 		return err
 	}
@@ -144,19 +149,23 @@ func (s *Server) handlePow(c echo.Context) error {
 	return c.JSON(http.StatusOK, a)
 }
 
-// checkPow lets a join through when the room asks for no proof of work, or
-// when sol solves a challenge of this room that is unexpired, at least as
-// hard as the room asks for now, and not spent on this node. Otherwise it
-// answers 428 with a fresh challenge, so the visitor needs no second call.
-// A solution is spent once checked, even if the join then fails.
-func (s *Server) checkPow(c echo.Context, r *node.Room, sol *powSolution) error {
-	cfg := r.View.Config.Pow
-	if !cfg.Enabled {
-		return nil
-	}
+// powBits is the work a join of room r from address key must prove: the
+// bits in force (the room's, or pow.auto's), more when the address is
+// over its budget.
+func (s *Server) powBits(r *node.Room, key string) int {
+	_, bits := r.View.PowInForce()
+	return s.budgets.bits(r.View.ID, r.View.Config.AddressBudget, key, bits)
+}
+
+// checkPow lets a join through when sol solves a challenge of this room
+// that is unexpired, at least bits hard, and not spent on this node.
+// Otherwise it answers 428 with a fresh challenge of bits, so the visitor
+// needs no second call. A solution is spent once checked, even if the
+// join then fails.
+func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) error {
 	now := s.now()
 	refuse := func(msg string) error {
-		a, err := s.challenge(r, now)
+		a, err := s.challenge(r, now, bits)
 		if err != nil {
 			return err
 		}
@@ -176,7 +185,7 @@ func (s *Server) checkPow(c echo.Context, r *node.Room, sol *powSolution) error 
 		return refuse("The challenge was not issued by this waiting room.")
 	case !now.Before(ch.Expires):
 		return refuse("The challenge has expired; solve the fresh one.")
-	case ch.Bits < cfg.Bits:
+	case ch.Bits < bits:
 		return refuse("The waiting room asks for harder work now; solve the fresh challenge.")
 	case !room.PowSolved(sol.Challenge, sol.Nonce, ch.Bits):
 		return refuse("The nonce does not solve the challenge.")

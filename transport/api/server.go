@@ -85,6 +85,8 @@ type Server struct {
 	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 	codeAttempts   *codeAttempts
+	// budgets are the rooms' budgets of new numbers per address.
+	budgets *joinBudgets
 }
 
 // New builds the server and registers every route. It panics when cfg has
@@ -107,7 +109,7 @@ func New(cfg Config) *Server {
 	s := &Server{node: cfg.Node, views: cfg.Node.Views, client: cfg.Node.Client, public: cfg.PublicURL,
 		admin: cfg.AdminTokenHash, log: cfg.Logger, now: cfg.Now, hash: cfg.Hash, healthGuard: cfg.HealthGuard,
 		roomGuard:   cfg.RoomGuard,
-		adminRoutes: cfg.AdminRoutes, clients: cfg.Clients, auth: cfg.Auth}
+		adminRoutes: cfg.AdminRoutes, clients: cfg.Clients, auth: cfg.Auth, budgets: newJoinBudgets(cfg.Registry, cfg.Now)}
 	if s.loadTestLimits = cfg.LoadTestLimits; s.loadTestLimits == (loadtest.Limits{}) {
 		s.loadTestLimits = loadtest.DefaultLimits
 	}

@@ -170,7 +170,7 @@ func (s *Server) handleJoin(c echo.Context) error {
 	if r.View.Paused() {
 		return errPaused
 	}
-	if err := s.checkPow(c, r, body.Pow); err != nil {
+	if err := s.admitJoin(c, r, body.Pow); err != nil {
 		return err
 	}
 	res, err := s.client.Join(c.Request().Context(), r.View.ID)
@@ -387,7 +387,8 @@ func (s *Server) handlePage(c echo.Context) error {
 	if ok {
 		cfg := r.View.Config
 		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.Message, cfg.HeaderImageURL, cfg.AccentColor
-		page.PowEnabled, page.PowBits, page.Domains = cfg.Pow.Enabled, cfg.Pow.Bits, cfg.Domains
+		page.PowEnabled, page.PowBits = r.View.PowInForce()
+		page.Domains = cfg.Domains
 		if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
 			returnurl.StripToken(u)
 			page.ReturnURL = u.String()
@@ -460,7 +461,10 @@ func (s *Server) handleEnter(c echo.Context) error {
 			return s.redirect(c, returnurl.WithToken(target, t.Token))
 		}
 	}
-	if cfg.Pow.Enabled || r.View.Paused() || r.View.Closed() != nil {
+	// Proof of work is done on the page; so is the wait of an address
+	// over its budget, which the page's own join is then told.
+	if on, _ := r.View.PowInForce(); on || r.View.Paused() || r.View.Closed() != nil ||
+		!s.budgets.allow(r.View.ID, cfg.AddressBudget, s.clientKey(c)) {
 		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
 	}
 	res, err := s.client.Join(ctx, r.View.ID)

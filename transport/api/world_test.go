@@ -151,11 +151,12 @@ var loopbackProxy = clientaddr.NewResolver([]netip.Prefix{netip.MustParsePrefix(
 // front serves HTTP from node n (a member or a front-only node).
 func (w *world) front(t *testing.T, n *node.Node) *env {
 	t.Helper()
+	reg := prometheus.NewRegistry()
 	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
-		Registry: prometheus.NewRegistry(), Now: w.clock.Now, Clients: loopbackProxy})
+		Registry: reg, Now: w.clock.Now, Clients: loopbackProxy})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv}
+	return &env{t: t, srv: srv, registry: reg}
 }
 
 // restart stops the node (gracefully, or as a crash) and starts a new one

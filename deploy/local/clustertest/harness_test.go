@@ -407,7 +407,9 @@ func call(base, method, path, auth string, body any) (int, map[string]any, error
 func (c *cluster) createRoom(p *proc, slug string, ratePerMinute float64) (id, secret string) {
 	c.t.Helper()
 	st, m, err := call(p.base, "POST", "/api/admin/queue/sites", c.admin, map[string]any{
-		"slug": slug, "name": slug, "targetUrl": "https://shop.example.com/", "ratePerMinute": ratePerMinute, "active": true})
+		"slug": slug, "name": slug, "targetUrl": "https://shop.example.com/", "ratePerMinute": ratePerMinute, "active": true,
+		// Every test visitor joins from loopback.
+		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
 	if err != nil || st != 201 {
 		c.t.Fatalf("create room %s: %d %v %v", slug, st, m, err)
 	}

@@ -97,7 +97,8 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 	for i, n := range nodes {
 		slug := fmt.Sprintf("restart-%d", i)
 		st, m, err := call(n.url, "POST", "/api/admin/queue/sites", admin, map[string]any{
-			"slug": slug, "name": slug, "targetUrl": "https://shop.example.com/", "ratePerMinute": 60, "active": true})
+			"slug": slug, "name": slug, "targetUrl": "https://shop.example.com/", "ratePerMinute": 60, "active": true,
+			"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
 		if err != nil || st != 201 {
 			t.Fatalf("create %s through %s: %d %v %v", slug, n.url, st, m, err)
 		}
