@@ -203,7 +203,7 @@ func TestKill9KeepsEverything(t *testing.T) {
 	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
 		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
 		// Every join of the load comes from loopback.
-		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
+		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
 	if st != 201 {
 		t.Fatalf("create: %d %v", st, created)
 	}

@@ -7,10 +7,11 @@ package room
 // share one address, and never turns it off.
 type AddressBudget struct {
 	// PerMinute is how many new numbers an address regains per minute
-	// (1–60,000, default 30).
+	// (1–6,000,000, default 30: the top is 100,000 a second, above what
+	// a node issues, for a load generator or a site behind one address).
 	PerMinute float64 `json:"perMinute"`
 	// Burst is how many an address may take at once before the rate
-	// applies (1–100,000, default 60): a class or an office arriving
+	// applies (1–10,000,000, default 60): a class or an office arriving
 	// together at the opening.
 	Burst int `json:"burst"`
 }
@@ -19,8 +20,8 @@ type AddressBudget struct {
 const (
 	DefaultBudgetPerMinute = 30
 	DefaultBudgetBurst     = 60
-	MaxBudgetPerMinute     = 60_000
-	MaxBudgetBurst         = 100_000
+	MaxBudgetPerMinute     = 6_000_000
+	MaxBudgetBurst         = 10_000_000
 )
 
 func (b *AddressBudget) normalize() {
@@ -34,10 +35,10 @@ func (b *AddressBudget) normalize() {
 
 func (b *AddressBudget) validate() error {
 	if !(b.PerMinute >= 1 && b.PerMinute <= MaxBudgetPerMinute) {
-		return invalid("addressBudget.perMinute", "must be 1–60000 new numbers a minute")
+		return invalid("addressBudget.perMinute", "must be 1–6000000 new numbers a minute")
 	}
 	if b.Burst < 1 || b.Burst > MaxBudgetBurst {
-		return invalid("addressBudget.burst", "must be 1–100000")
+		return invalid("addressBudget.burst", "must be 1–10000000")
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func (a *Admin) CreateRoom(ctx context.Context, ratePerMinute int) (*Room, error
 			// Every bench request comes from this machine's address: the
 			// widest address budget, so that the bench measures the join
 			// path and not the budget.
-			"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000},
+			"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000},
 		}
 		var created struct {
 			Site map[string]any `json:"site"`

@@ -53,7 +53,7 @@ func newBenchFront(b *testing.B, ratePerMinute int) *benchFront {
 		Hash: seal.HashSecret, Logger: log, Registry: reg})
 	f := &benchFront{handler: s.Handler(), slug: "bench"}
 	body := `{"slug":"bench","name":"Load test","targetUrl":"https://shop.example.com/","ratePerMinute":` +
-		itoa(ratePerMinute) + `,"active":true,"addressBudget":{"perMinute":60000,"burst":100000}}`
+		itoa(ratePerMinute) + `,"active":true,"addressBudget":{"perMinute":6000000,"burst":10000000}}`
 	if code, out := f.serve(http.MethodPost, "/api/admin/queue/sites", body, "Bearer "+adminTok); code != http.StatusCreated {
 		b.Fatalf("create room: %d %s", code, out)
 	}

@@ -223,9 +223,9 @@ func TestAddressBudgetInvalid(t *testing.T) {
 		field  string
 	}{
 		{"rate below 1", map[string]any{"perMinute": 0.5, "burst": 5}, "addressBudget.perMinute"},
-		{"rate above 60000", map[string]any{"perMinute": 60001, "burst": 5}, "addressBudget.perMinute"},
+		{"rate above 6000000", map[string]any{"perMinute": 6000001, "burst": 5}, "addressBudget.perMinute"},
 		{"burst negative", map[string]any{"perMinute": 10, "burst": -1}, "addressBudget.burst"},
-		{"burst above 100000", map[string]any{"perMinute": 10, "burst": 100001}, "addressBudget.burst"},
+		{"burst above 10000000", map[string]any{"perMinute": 10, "burst": 10000001}, "addressBudget.burst"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, site, _ := e.do("GET", "/api/admin/queue/sites/"+id, adminTok, nil)

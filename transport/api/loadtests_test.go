@@ -108,7 +108,7 @@ func (e *env) createTestRoom(slug string, test bool) string {
 		"slug": slug, "name": "Load " + slug, "targetUrl": "https://shop.example.com/", "domains": []string{"shop.example.com"},
 		"ratePerMinute": 100000, "active": true, "test": test,
 		// Load tests join from this one address.
-		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
+		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
 	if st != http.StatusCreated {
 		e.t.Fatalf("create room: %d %v", st, m)
 	}

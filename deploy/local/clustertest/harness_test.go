@@ -409,7 +409,7 @@ func (c *cluster) createRoom(p *proc, slug string, ratePerMinute float64) (id, s
 	st, m, err := call(p.base, "POST", "/api/admin/queue/sites", c.admin, map[string]any{
 		"slug": slug, "name": slug, "targetUrl": "https://shop.example.com/", "ratePerMinute": ratePerMinute, "active": true,
 		// Every test visitor joins from loopback.
-		"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
+		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
 	if err != nil || st != 201 {
 		c.t.Fatalf("create room %s: %d %v %v", slug, st, m, err)
 	}

@@ -98,7 +98,7 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 		slug := fmt.Sprintf("restart-%d", i)
 		st, m, err := call(n.url, "POST", "/api/admin/queue/sites", admin, map[string]any{
 			"slug": slug, "name": slug, "targetUrl": "https://shop.example.com/", "ratePerMinute": 60, "active": true,
-			"addressBudget": map[string]any{"perMinute": 60000, "burst": 100000}})
+			"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
 		if err != nil || st != 201 {
 			t.Fatalf("create %s through %s: %d %v %v", slug, n.url, st, m, err)
 		}
