@@ -453,6 +453,13 @@ type joinStream struct {
 // startJoins sends joins to base from workers goroutines until stopped, for
 // at most limit and at most maxJoins joins.
 func startJoins(base, slug string, workers int, limit time.Duration, maxJoins int) *joinStream {
+	return startPacedJoins(base, slug, workers, limit, maxJoins, 0)
+}
+
+// startPacedJoins is startJoins with each worker waiting pace after every
+// answer: a stream that must last through a slow fault without reaching
+// maxJoins first (the front now answers a few thousand joins a second).
+func startPacedJoins(base, slug string, workers int, limit time.Duration, maxJoins int, pace time.Duration) *joinStream {
 	s := &joinStream{stop: make(chan struct{})}
 	deadline := time.Now().Add(limit)
 	for w := 0; w < workers; w++ {
@@ -475,6 +482,8 @@ func startJoins(base, slug string, workers int, limit time.Duration, maxJoins in
 				s.mu.Unlock()
 				if j.status != 200 {
 					time.Sleep(20 * time.Millisecond)
+				} else if pace > 0 {
+					time.Sleep(pace)
 				}
 			}
 		}()

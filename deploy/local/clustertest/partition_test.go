@@ -50,7 +50,9 @@ func TestPartitionedMemberLeaves(t *testing.T) {
 	cut := c.members[2]
 	const slug = "partition"
 	c.createRoom(c.front, slug, 6000)
-	s := startJoins(c.front.base, slug, 4, 3*time.Minute, 200_000)
+	// About 800 joins a second at most: the stream must outlast the cut's
+	// detection and the wait after it (up to 2 minutes) within its cap.
+	s := startPacedJoins(c.front.base, slug, 4, 3*time.Minute, 200_000, 5*time.Millisecond)
 	defer s.halt()
 	s.waitFor(t, "100 joins before the cut", 30*time.Second, func(r []joined) bool { _, n := countOK(r); return n >= 100 })
 
