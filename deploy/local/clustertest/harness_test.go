@@ -103,15 +103,6 @@ func newTopics(t *testing.T, brokers []string) topics {
 	return tp
 }
 
-// freePort finds a free port below the kernel's range of ephemeral
-// ports: a port from that range, free when asked, can become some other
-// connection's local end before the node binds it (a member then panics in
-// protoactor's remote.Start with "address already in use").
-func freePort(t *testing.T) int {
-	t.Helper()
-	return freeBase(t, 1)
-}
-
 // freeBase finds a port P with P..P+n-1 free, below the kernel's range of
 // ephemeral ports: a listener that is stopped and started again (a broker,
 // a restarted cluster) must not find its port taken by some connection's
@@ -190,16 +181,19 @@ func startCluster(t *testing.T, brokers []string, members int, options ...func(*
 	for _, o := range options {
 		o(c)
 	}
+	// One block of ports, every one checked free at once: ports drawn one
+	// by one could draw the same port twice.
 	type ports struct{ http, remote, health int }
+	base := freeBase(t, 3*members+2)
 	ps := make([]ports, members)
 	for i := range ps {
-		ps[i] = ports{freePort(t), freePort(t), freePort(t)}
+		ps[i] = ports{base + 3*i, base + 3*i + 1, base + 3*i + 2}
 		c.peers = append(c.peers, fmt.Sprintf("127.0.0.1:%d", ps[i].health))
 	}
 	for i, p := range ps {
 		c.members = append(c.members, c.start(fmt.Sprintf("member%d", i+1), true, p.http, p.remote, p.health))
 	}
-	c.front = c.start("front", false, freePort(t), freePort(t), 0)
+	c.front = c.start("front", false, base+3*members, base+3*members+1, 0)
 	for _, p := range c.all() {
 		p.waitHealthy(30 * time.Second)
 	}
