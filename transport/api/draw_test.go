@@ -176,10 +176,10 @@ func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawchec
 	if err := os.WriteFile(module, src, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(rev room.Reveal) (bool, string) {
+	run := func(rev room.Reveal, n, told uint64) (bool, string) {
 		t.Helper()
 		in := filepath.Join(t.TempDir(), "input.json")
-		b, _ := json.Marshal(map[string]any{"reveal": rev, "noted": noted, "number": n, "told": want})
+		b, _ := json.Marshal(map[string]any{"reveal": rev, "noted": noted, "number": n, "told": told})
 		if err := os.WriteFile(in, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawchec
 		}
 		return res.OK, p
 	}
-	if ok, p := run(rev); !ok || p != strconv.FormatUint(want, 10) {
+	if ok, p := run(rev, n, want); !ok || p != strconv.FormatUint(want, 10) {
 		t.Fatalf("JS verifier on the real reveal: ok %v position %s, Go %d", ok, p, want)
 	}
 	flip := func(s string) string {
@@ -214,11 +214,41 @@ func jsAgrees(t *testing.T, rev room.Reveal, noted string, n uint64, d *drawchec
 	} {
 		bad := rev
 		tamper(&bad)
-		if ok, _ := run(bad); ok {
-			t.Errorf("JS verifier passes a reveal with a changed %s", name)
+		m := n
+		rep, badDraw := drawcheck.Check(&bad, nil)
+		if name == "range" {
+			// Nothing but the positions given out binds the range: a changed
+			// range is caught by a number it moves (a given number keeps its
+			// place by chance about once in size draws), so ask for one.
+			m = movedNumber(t, d, badDraw, rev.To)
 		}
-		if rep, _ := drawcheck.Check(&bad, nil); rep.OK() && name != "range" {
+		told, _ := d.Position(m)
+		if ok, _ := run(bad, m, told); ok {
+			t.Errorf("JS verifier passes a reveal with a changed %s (number %d)", name, m)
+		}
+		if rep.OK() && name != "range" {
 			t.Errorf("Go verifier passes a reveal with a changed %s", name)
 		}
 	}
+}
+
+// movedNumber is the first number in 1…to whose position differs between
+// the real draw and a changed one.
+func movedNumber(t *testing.T, real, changed *drawcheck.Draw, to uint64) uint64 {
+	t.Helper()
+	if changed == nil {
+		t.Fatal("the Go verifier gives no draw for a changed range")
+	}
+	for m := uint64(1); m <= to; m++ {
+		a, errA := real.Position(m)
+		b, errB := changed.Position(m)
+		if errA != nil || errB != nil {
+			t.Fatalf("position of %d: %v %v", m, errA, errB)
+		}
+		if a != b {
+			return m
+		}
+	}
+	t.Fatalf("a changed range moves none of %d numbers", to)
+	return 0
 }
