@@ -171,6 +171,7 @@ func (c *Client) attempt(ctx context.Context, identity, kind string, msg *wire.R
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	c.members.await()
 	addr := c.target(identity, kind)
 	gone, release := c.members.watch(addr)
 	defer release()

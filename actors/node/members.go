@@ -26,12 +26,15 @@ type memberWatch struct {
 	settled   func()
 
 	mu sync.Mutex
-	// mu guards members, rdv and waiters.
-	members map[string]bool // addresses of the current members
-	ids     map[string]bool // identities of the current members
-	listed  bool            // a member list has arrived
-	rdv     *cluster.Rendezvous
-	waiters map[string]map[chan struct{}]struct{} // by member address
+	// mu guards the fields below.
+	// gen counts the member lists received; done is the latest of them
+	// known to have been handed to every subscriber (await).
+	gen, done uint64
+	members   map[string]bool // addresses of the current members
+	ids       map[string]bool // identities of the current members
+	listed    bool            // a member list has arrived
+	rdv       *cluster.Rendezvous
+	waiters   map[string]map[chan struct{}]struct{} // by member address
 	// moves are attempts to abandon when their grain's owner changes.
 	moves map[chan struct{}]ownerWait
 }
@@ -62,6 +65,7 @@ func newMemberWatch(sys *actor.ActorSystem, log *slog.Logger, settled func()) *m
 
 func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	w.mu.Lock()
+	w.gen++
 	w.members, w.ids, w.listed = map[string]bool{}, map[string]bool{}, true
 	for _, m := range t.Members {
 		w.members[m.Address()] = true
@@ -100,6 +104,26 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	sort.Strings(left)
 	sort.Strings(joined)
 	w.log.Info("cluster members changed", "members", n, "joined", joined, "left", left)
+}
+
+// await returns once the latest member list this watch received has been
+// handed to every subscriber of the member list, protoactor's identity
+// lookup included. The watch hears of a list while it is being published
+// and closes the channels of attempts to members that left at once, so
+// without await the next attempt could be placed by the identity lookup's
+// previous list: on the member that just died, where placing a grain
+// waits a fixed 5 s that no member list ends. Cheap when nothing changed.
+func (w *memberWatch) await() {
+	w.mu.Lock()
+	gen, done := w.gen, w.done
+	w.mu.Unlock()
+	if done >= gen {
+		return
+	}
+	w.settled()
+	w.mu.Lock()
+	w.done = max(w.done, gen)
+	w.mu.Unlock()
 }
 
 // memberIDs returns the identities of the current members.
