@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -156,8 +157,16 @@ func (g *roomGrain) answerBatch(to *actor.PID, r *wire.Response) {
 
 // grantBatches serves the waiting batches after a reservation ended: in
 // order, as far as the new block reaches; err is the reservation's outcome.
+// A reservation that found a newer activation in the log says nothing
+// about the log: its batches are answered ErrSuperseded, which the front
+// retries on the room's new activation (a room moving to another member,
+// as in a roll), not log_unavailable, which it hands to the visitors.
 func (g *roomGrain) grantBatches(err error) {
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrSuperseded):
+		g.failBatches(ErrSuperseded)
+		return
+	case err != nil:
 		g.failBatches(ErrLogUnavailable)
 		return
 	}
