@@ -20,6 +20,11 @@ import (
 // whose round had just begun.
 const handoverRounds = 2
 
+// handoverFloor is the least the member waits: a round takes as long as its
+// slowest health check, up to the provider's 2 s timeout, however short the
+// pause between rounds.
+const handoverFloor = 2 * time.Second
+
 // leave makes the member's health answer 503 and waits until the others
 // have dropped it, or ctx ends. A member alone has nobody to hand over to.
 func (n *Node) leave(ctx context.Context) {
@@ -27,7 +32,7 @@ func (n *Node) leave(ctx context.Context) {
 		return
 	}
 	n.leaving.Store(true)
-	t := time.NewTimer(handoverRounds*n.cfg.TTL + 500*time.Millisecond)
+	t := time.NewTimer(max(handoverRounds*n.cfg.TTL, handoverFloor) + 500*time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-t.C:

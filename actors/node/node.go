@@ -61,6 +61,13 @@ type Config struct {
 	LogFailGrace time.Duration
 }
 
+// defaultTTL is the pause between two rounds of health checks of the
+// members. A member that is killed is dropped at the first round after,
+// and its rooms move then: the pause is most of the fail-over time (half
+// of it on average). A round costs each node one small HTTP request per
+// member.
+const defaultTTL = 250 * time.Millisecond
+
 // Node is a running cluster member or client.
 type Node struct {
 	cfg     Config
@@ -146,7 +153,7 @@ func (cfg *Config) defaults() error {
 		cfg.Name = "aditus-queue"
 	}
 	if cfg.TTL == 0 {
-		cfg.TTL = time.Second
+		cfg.TTL = defaultTTL
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 10 * time.Second
