@@ -110,8 +110,24 @@ func (r *chaosRig) brokerOutage() kill {
 }
 
 // failovers returns, for each kill of the room's host, the time from the
-// kill to the first join due after it that was answered.
+// kill to the first join due after it that was answered, in order.
 func failovers(kills []kill, joins []sent) []time.Duration {
+	var out []time.Duration
+	for i, d := range firstAnswers(kills, joins) {
+		if k := kills[i]; k.hosted && k.member != "kafka" && d >= 0 {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// firstAnswers returns, for each fault, the time from the fault to the
+// earliest answer to a join due after it (-1 when none within a minute).
+// The fault windows overlap (a window lasts until the killed member has
+// settled again, longer than the pause between faults), so this is taken
+// from every join, not from those counted in the fault's window.
+func firstAnswers(kills []kill, joins []sent) []time.Duration {
 	var ok []sent
 	for _, j := range joins {
 		if j.class == load.OK {
@@ -119,11 +135,8 @@ func failovers(kills []kill, joins []sent) []time.Duration {
 		}
 	}
 	sort.Slice(ok, func(a, b int) bool { return ok[a].due.Before(ok[b].due) })
-	var out []time.Duration
-	for _, k := range kills {
-		if !k.hosted || k.member == "kafka" {
-			continue
-		}
+	out := make([]time.Duration, len(kills))
+	for n, k := range kills {
 		i := sort.Search(len(ok), func(i int) bool { return ok[i].due.After(k.at) })
 		first := time.Duration(-1)
 		for _, j := range ok[i:] {
@@ -134,10 +147,7 @@ func failovers(kills []kill, joins []sent) []time.Duration {
 				first = d
 			}
 		}
-		if first >= 0 {
-			out = append(out, first)
-		}
+		out[n] = first
 	}
-	slices.Sort(out)
 	return out
 }
