@@ -75,9 +75,11 @@ echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 echo "== go test"
 go test -count=1 -timeout 20m ./...
-# The Kubernetes manifests against the API types, in a module of its own so
-# that k8s.io/api stays out of the server's dependencies.
-echo "== deploy/k8s manifests (deploy/k8s/check)"
+# The Kubernetes manifests against the API types, as written and as
+# kustomize builds them, and the compose file against the Compose schema
+# (compose-go's loader), in a module of its own so that k8s.io/api,
+# kustomize and compose-go stay out of the server's dependencies.
+echo "== deploy/k8s manifests, kustomize build and docker-compose.yml (deploy/k8s/check)"
 (cd deploy/k8s/check && go mod tidy -diff && go vet ./... && go test -count=1 -timeout 5m ./...)
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 	# The fault tests stop and start brokers, so they run alone, after the

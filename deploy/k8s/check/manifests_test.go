@@ -1,8 +1,11 @@
 // Package check holds the Kubernetes manifests of deploy/k8s to the API
 // types of k8s.io/api: each document is decoded strictly (an unknown or
-// misspelt field fails), and the parts that must agree with each other and
-// with serve's shutdown do. It is a module of its own so that the
-// Kubernetes API types stay out of the server's dependencies.
+// misspelt field fails), as written and as kustomize's build puts it out
+// (build_test.go), and the parts that must agree with each other and with
+// serve's shutdown do. It holds deploy/docker-compose.yml to the Compose
+// specification the same way (compose_test.go). It is a module of its own
+// so that the Kubernetes API types, kustomize and compose-go stay out of
+// the server's dependencies.
 package check
 
 import (
@@ -34,8 +37,8 @@ var kinds = map[string]func() any{
 }
 
 // kustomization is the part of kustomize's Kustomization the directory
-// uses, decoded as strictly (kustomize's own module is far heavier than
-// what it would check here).
+// uses, decoded as strictly, so that a field kustomize would ignore or
+// misread fails here (the build itself runs in build_test.go).
 type kustomization struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
