@@ -59,14 +59,20 @@ function build(name, pkg) {
 
 export const buildServer = () => build('aditus-queue', repoRoot);
 
-// Proc is a child process whose output is kept for failure reports.
-class Proc {
-  constructor(name, cmd, args) {
+// tempDir makes a directory under this test process's work directory,
+// removed when the process exits.
+export const tempDir = (prefix) => fs.mkdtempSync(path.join(workDir, prefix));
+
+// Proc is a child process whose output is kept for failure reports; env,
+// when given, is added to this process's environment.
+export class Proc {
+  constructor(name, cmd, args, env) {
     this.name = name;
     this.cmd = cmd;
     this.args = args;
+    this.env = env;
     this.output = [];
-    this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env });
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
     for (const stream of [this.child.stdout, this.child.stderr]) {
       stream.setEncoding('utf8');
@@ -75,6 +81,13 @@ class Proc {
         if (this.output.length > 400) this.output.shift();
       });
     }
+  }
+
+  // kill ends the process at once (SIGKILL), as a crash would.
+  async kill() {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
   }
 
   async stop() {
@@ -90,7 +103,7 @@ class Proc {
   }
 }
 
-async function waitHealthy(url, procs, timeoutMs = 30000) {
+export async function waitHealthy(url, procs, timeoutMs = 30000) {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -178,7 +191,7 @@ export class Queue {
   // data directory (what an operator sees as a server restart).
   async restart() {
     await this.stop();
-    this.procs = this.procs.map((p) => new Proc(p.name, p.cmd, p.args));
+    this.procs = this.procs.map((p) => new Proc(p.name, p.cmd, p.args, p.env));
     await waitHealthy(`${this.base}/queue/healthz`, this.procs);
   }
 
