@@ -24,6 +24,8 @@ type memberWatch struct {
 	known     chan struct{}
 	knownOnce sync.Once
 	settled   func()
+	// forget drops the cached activations at a member's address.
+	forget func(*cluster.Member)
 
 	mu sync.Mutex
 	// mu guards the fields below.
@@ -83,6 +85,13 @@ func (w *memberWatch) onTopology(t *cluster.ClusterTopology) {
 	}
 	for _, m := range t.Joined {
 		joined = append(joined, m.Address())
+		// A member joining at an address holds no activation yet: one
+		// cached there is of an earlier process at the same address (a
+		// member killed and started again on its ports), and a request
+		// sent to it is never answered.
+		if w.forget != nil {
+			w.forget(m)
+		}
 	}
 	for ch, o := range w.moves {
 		if w.rdv.GetByClusterIdentity(o.id) != o.addr {

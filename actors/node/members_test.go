@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 )
 
@@ -75,5 +76,29 @@ func TestAwaitWaitsForThePublicationOfTheLatestList(t *testing.T) {
 	}
 	if owner := w.owner("room-1", KindRoom); owner != a.Address() {
 		t.Fatalf("owner after b left: %q, want %q", owner, a.Address())
+	}
+}
+
+// A member that joins holds no activation yet: the activations cached at
+// its address (an earlier process on the same ports) are forgotten, and
+// only those.
+func TestJoiningMemberForgetsCachedActivationsAtItsAddress(t *testing.T) {
+	cache := cluster.NewPidCache()
+	w := &memberWatch{log: slog.New(slog.NewTextHandler(discard{}, nil)), members: map[string]bool{}, known: make(chan struct{}),
+		settled: func() {}, forget: cache.RemoveByMember,
+		rdv: cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}, moves: map[chan struct{}]ownerWait{}}
+	a := &cluster.Member{Id: "a", Host: "127.0.0.1", Port: 1, Kinds: []string{KindRoom}}
+	b := &cluster.Member{Id: "b", Host: "127.0.0.1", Port: 2, Kinds: []string{KindRoom}}
+	w.onTopology(&cluster.ClusterTopology{Members: []*cluster.Member{a}, Joined: []*cluster.Member{a}})
+	cache.Set("on-a", KindRoom, actor.NewPID(a.Address(), "partition-activator/on-a$1"))
+	cache.Set("on-b", KindRoom, actor.NewPID(b.Address(), "partition-activator/on-b$7"))
+	// b was killed and starts again on its ports, under a new identity.
+	b2 := &cluster.Member{Id: "b2", Host: b.Host, Port: b.Port, Kinds: b.Kinds}
+	w.onTopology(&cluster.ClusterTopology{Members: []*cluster.Member{a, b2}, Joined: []*cluster.Member{b2}})
+	if pid, ok := cache.Get("on-b", KindRoom); ok {
+		t.Fatalf("the activation of the earlier process at %s is still cached: %v", b.Address(), pid)
+	}
+	if _, ok := cache.Get("on-a", KindRoom); !ok {
+		t.Fatal("the activation on a, which did not change, was forgotten")
 	}
 }

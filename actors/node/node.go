@@ -129,6 +129,7 @@ func Start(cfg Config) (*Node, error) {
 	// hands it out without its lock.)
 	ml := n.cluster.MemberList
 	members := newMemberWatch(n.system, cfg.Deps.Logger, func() { ml.GetActivatorMember("", "") })
+	members.forget = n.cluster.PidCache.RemoveByMember
 	if cfg.Member {
 		n.cluster.StartMember()
 	} else {
