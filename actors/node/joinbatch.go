@@ -37,6 +37,13 @@ const (
 	// blockWait is how long a batch may wait for a reservation before the
 	// log counts as down.
 	blockWait = 500 * time.Millisecond
+	// firstBlockWait is blockWait until the activation's first reservation
+	// has been written. The activation has just written and read back its
+	// marker, so the log is up; its first reservation can still take
+	// longer on a member that has just started (its connections to the
+	// log are new), as every member does in a roll, and a room moving to
+	// it must not refuse joins meanwhile.
+	firstBlockWait = 2 * time.Second
 )
 
 // ErrLogUnavailable is answered at once while the room's log cannot be
@@ -83,6 +90,8 @@ type joinDesk struct {
 	// logDown is set when a write failed or a reservation took longer than
 	// blockWait, and cleared by the next write that succeeds.
 	logDown bool
+	// reserved is set once a reservation of this activation succeeded.
+	reserved bool
 }
 
 // joinBatch serves one batch request.
@@ -170,6 +179,7 @@ func (g *roomGrain) grantBatches(err error) {
 		g.failBatches(ErrLogUnavailable)
 		return
 	}
+	g.desk.reserved = true
 	for len(g.desk.waiting) > 0 {
 		w := g.desk.waiting[0]
 		if !g.grantBatch(w) {
@@ -205,9 +215,14 @@ func (g *roomGrain) logWritten(err error) {
 }
 
 // checkBlockWait takes the log for down when the oldest batch has waited
-// longer than blockWait for its reservation; called on every tick.
+// longer than blockWait (firstBlockWait before the activation's first
+// reservation) for its reservation; called on every tick.
 func (g *roomGrain) checkBlockWait(now time.Time) {
-	if len(g.desk.waiting) == 0 || now.Sub(g.desk.waiting[0].since) < blockWait {
+	limit := blockWait
+	if !g.desk.reserved {
+		limit = firstBlockWait
+	}
+	if len(g.desk.waiting) == 0 || now.Sub(g.desk.waiting[0].since) < limit {
 		return
 	}
 	if !g.desk.logDown {
