@@ -321,6 +321,11 @@ func (s *State) RateLog(n int) []RateChange {
 func (s *State) applyRateAdjusted(e Event) {
 	ch := *e.RateAdjusted
 	s.Config.RatePerMinute = ch.To
+	if s.Base != nil && !s.Base.rateOverridden(s.Phase) {
+		b := *s.Base
+		b.RatePerMinute = ch.To
+		s.Base = &b
+	}
 	s.AutoFailures = ch.Failures
 	s.applyPow(&ch)
 	s.RateChanges = append(s.RateChanges, ch)

@@ -110,10 +110,10 @@ func (s *State) Apply(offset int64, e Event) {
 	case TypeCreated:
 		c := e.Created
 		s.Exists = true
-		s.Config = c.Config
+		s.setConfig(c.Config, c.Phase)
 		s.CreatedAt, s.UpdatedAt = e.At, e.At
 		s.SecretSealed, s.TicketKeySealed = c.SecretSealed, c.TicketKeySealed
-		if c.Config.OpensAt != nil && c.Config.OpensAt.UnixNano() > e.At {
+		if s.Config.OpensAt != nil && s.Config.OpensAt.UnixNano() > e.At {
 			s.Armed = &Arm{From: 0, Commit: c.Commit}
 			s.DrawKeySealed = c.DrawKeySealed
 		}
@@ -132,11 +132,14 @@ func (s *State) Apply(offset int64, e Event) {
 		}
 	case TypeConfigured:
 		c := e.Configured
-		if d := modeAudit(&s.Config, &c.Config); d != "" {
+		prev := s.Config
+		s.setConfig(c.Config, c.Phase)
+		if d := modeAudit(&prev, &s.Config); d != "" {
 			s.audit(e, "set-mode", d)
 		}
-		s.Config = c.Config
-		s.UpdatedAt = e.At
+		if e.Actor != ActorSchedule {
+			s.UpdatedAt = e.At
+		}
 		if c.Arm != nil {
 			a := *c.Arm
 			s.Armed = &a
@@ -153,7 +156,11 @@ func (s *State) Apply(offset int64, e Event) {
 		if !c.Config.AutoRate.Enabled {
 			s.AutoFailures = 0
 		}
-		s.audit(e, "configure", "")
+		if e.Actor == ActorSchedule {
+			s.audit(e, "schedule", phaseDetail(&c.Config, c.Phase))
+		} else {
+			s.audit(e, "configure", "")
+		}
 	case TypeSecretRotated:
 		s.SecretSealed = e.SecretRotated.SecretSealed
 		s.UpdatedAt = e.At
@@ -277,11 +284,13 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	if err := s.checkEnable(&cfg); err != nil {
 		return nil, err
 	}
-	armed := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
+	phase := PhaseAt(&cfg, time.Unix(0, now))
+	eff := cfg.Effective(phase)
+	armed := eff.OpensAt != nil && eff.OpensAt.UnixNano() > now
 	e := s.event(TypeCreated, now, actor)
-	e.Created = &Created{Config: cfg, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
+	e.Created = &Created{Config: cfg, Phase: phase, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
 	if armed {
-		c, err := newCommitment(dk, cfg.Slug, *cfg.OpensAt, now)
+		c, err := newCommitment(dk, cfg.Slug, *eff.OpensAt, now)
 		if err != nil {
 			return nil, err
 		}
@@ -289,11 +298,11 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	}
 	// A new room starts with its burst free: the first visitors of a quiet
 	// room are admitted at once (invariant 4). Before an opening nobody is.
-	base := cfg.Burst()
-	if armed || frozen(&cfg) {
+	base := eff.Burst()
+	if armed || frozen(&eff) {
 		base = 0
 	}
-	e.Line = &Line{Base: base, T0: now, Rate: lineRate(&cfg, armed)}
+	e.Line = &Line{Base: base, T0: now, Rate: lineRate(&eff, armed)}
 	return []Event{e}, nil
 }
 
@@ -316,8 +325,18 @@ func (s *State) DecideConfigure(cfg Config, now int64, actor string, dk DrawKey)
 	if err := s.checkEnable(&cfg); err != nil {
 		return nil, err
 	}
+	return s.configure(cfg, PhaseAt(&cfg, time.Unix(0, now)), now, actor, dk)
+}
+
+// configure writes base configuration cfg in phase p: the line, the draw
+// and the rate follow the configuration in force, cfg with p's overrides.
+func (s *State) configure(base Config, p Phase, now int64, actor string, dk DrawKey) ([]Event, error) {
+	cfg := base.Effective(p)
 	manual := s.manualRate(&cfg, now, actor)
-	c := &Configured{Config: cfg}
+	if !base.rateOverridden(p) {
+		base.RatePerMinute = cfg.RatePerMinute
+	}
+	c := &Configured{Config: base, Phase: p}
 	armed := s.Armed != nil
 	future := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
 	switch {

@@ -119,8 +119,10 @@ type site struct {
 }
 
 func siteOf(v *room.View) site {
-	cfg := v.Config
-	cfg.Mode = v.EffectiveMode() // rooms configured before modes
+	cfg := v.Settings()
+	if cfg.Mode == "" {
+		cfg.Mode = room.ModeQueue // rooms configured before modes
+	}
 	if cfg.WaitingStatus == 0 {
 		cfg.WaitingStatus = 200
 	}
