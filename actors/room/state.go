@@ -24,6 +24,9 @@ var (
 	ErrNeedBlock = errors.New("reservation needed")
 	ErrNoCode    = errors.New("no such code")
 	ErrNoItem    = errors.New("no such item")
+	// ErrStale refuses a configuration written over a version of the site
+	// other than the one it was read from (CheckVersion).
+	ErrStale = errors.New("the site changed since it was read")
 )
 
 // Key is an API key of the room; only the hash of the key is kept.
@@ -304,6 +307,16 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	}
 	e.Line = &Line{Base: base, T0: now, Rate: lineRate(&eff, armed)}
 	return []Event{e}, nil
+}
+
+// CheckVersion returns ErrStale unless version, the UpdatedAt of the site
+// a configuration was read from, is the room's; 0 checks nothing (a write
+// that does not carry the version it read).
+func (s *State) CheckVersion(version int64) error {
+	if version != 0 && version != s.UpdatedAt {
+		return ErrStale
+	}
+	return nil
 }
 
 // DecideConfigure replaces the configuration (slug excepted). A rate change,
