@@ -178,6 +178,9 @@ func Preview(c *Config, at time.Time) Settings {
 	e := c.Effective(p)
 	s := Settings{At: at.UTC(), Mode: modeOf(&e), Active: e.Active, RatePerMinute: e.RatePerMinute,
 		Message: e.Message, Pow: e.Pow, Stage: p.Stage}
+	if s.Pow.AutoFactor == 0 { // rooms configured before pow.auto
+		s.Pow.AutoFactor = DefaultPowAutoFactor
+	}
 	if p.Event > 0 {
 		i := p.Event - 1
 		s.Event, s.EventName = &i, c.Events[i].Name

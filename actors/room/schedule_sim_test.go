@@ -195,3 +195,34 @@ func TestEventSimulation(t *testing.T) {
 		t.Fatal("the simulation made no draw or no schedule change")
 	}
 }
+
+// TestRateAdjustedDuringEvent: a rate the controller sets outside events is
+// the room's own rate (the site shows it); during an event that sets the
+// rate it is the event's only, and the room's own rate is back at the end.
+func TestRateAdjustedDuringEvent(t *testing.T) {
+	g := newRoom(t, saleDay(), at(-hour), 64)
+	adjust := func(d int64, to float64) {
+		t.Helper()
+		e := room.Event{Type: room.TypeRateAdjusted, Epoch: g.st.Epoch, At: at(d), Actor: room.ActorAutoRate,
+			RateAdjusted: &room.RateChange{From: g.st.Config.RatePerMinute, To: to}}
+		g.must([]room.Event{e})
+	}
+	adjust(-30*minute, 120)
+	if g.st.Config.RatePerMinute != 120 || g.st.Settings().RatePerMinute != 120 {
+		t.Fatalf("outside events: in force %v, own %v, want 120 both", g.st.Config.RatePerMinute, g.st.Settings().RatePerMinute)
+	}
+	g.schedule(at(0))
+	adjust(minute, 250)
+	if g.st.Config.RatePerMinute != 250 || g.st.Settings().RatePerMinute != 120 {
+		t.Fatalf("in the pre-sale: in force %v, own %v, want 250 and 120", g.st.Config.RatePerMinute, g.st.Settings().RatePerMinute)
+	}
+	g = g.crash(at(2 * minute))
+	if g.st.Config.RatePerMinute != 250 || g.st.Settings().RatePerMinute != 120 {
+		t.Fatalf("after a recovery: in force %v, own %v", g.st.Config.RatePerMinute, g.st.Settings().RatePerMinute)
+	}
+	g.schedule(at(30 * minute))
+	g.schedule(at(9 * hour))
+	if g.st.Config.RatePerMinute != 120 || g.st.Line.Rate != 0 || g.st.Config.Mode != room.ModeSoldOut {
+		t.Fatalf("after the day: rate %v line %v mode %s, want the own 120, frozen, sold out", g.st.Config.RatePerMinute, g.st.Line.Rate, g.st.Config.Mode)
+	}
+}
