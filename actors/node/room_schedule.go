@@ -24,6 +24,7 @@ func (s *scheduler) tick(g *roomGrain, now time.Time) {
 		return
 	}
 	s.pending = true
+	phase := room.PhaseAt(g.st.Base, now)
 	dk := g.newDrawKey()
 	g.writes.add(&task{kind: "schedule", decide: func(now int64) ([]room.Event, error) {
 		return g.st.DecideSchedule(now, dk)
@@ -32,6 +33,9 @@ func (s *scheduler) tick(g *roomGrain, now time.Time) {
 		if err != nil {
 			g.log.Warn("change of the scheduled settings not written", "error", err)
 			return
+		}
+		if g.st.Phase != phase {
+			return // another write overtook it, or the draw came first
 		}
 		g.log.Info("scheduled settings in force", "event", g.st.Phase.Event, "stage", g.st.Phase.Stage,
 			"mode", g.st.EffectiveMode(), "rate", g.st.Config.RatePerMinute)

@@ -226,3 +226,27 @@ func TestRateAdjustedDuringEvent(t *testing.T) {
 		t.Fatalf("after the day: rate %v line %v mode %s, want the own 120, frozen, sold out", g.st.Config.RatePerMinute, g.st.Line.Rate, g.st.Config.Mode)
 	}
 }
+
+// TestScheduleWaitsForTheDraw: an event whose pre-queue's draw is not yet
+// made when it ends (the draw waits for its beacon round) keeps its
+// pre-queue: the end waits for the draw.
+func TestScheduleWaitsForTheDraw(t *testing.T) {
+	cfg := baseConfig()
+	pre := *timeAt(0)
+	cfg.Events = []room.Period{{StartsAt: clock(10 * minute), EndsAt: clock(10*minute + 20*second), PrequeueFrom: &pre, EndMode: room.ModeSoldOut}}
+	g := newRoom(t, cfg, at(-minute), 64)
+	evs, _ := g.st.DecideSchedule(at(0), testDrawKey)
+	g.must(evs)
+	for range 30 {
+		g.mustJoin(at(minute))
+	}
+	evs, _ = g.st.DecideSchedule(at(11*minute), testDrawKey)
+	if len(evs) != 0 || g.st.Armed == nil {
+		t.Fatalf("the end before the draw: got %d events, armed %v; want none, still armed", len(evs), g.st.Armed != nil)
+	}
+	g.must(g.open(at(11 * minute)))
+	g.schedule(at(11 * minute))
+	if len(g.st.Draws) != 1 || g.st.Draws[0].To != 30 || g.st.Config.Mode != room.ModeSoldOut {
+		t.Fatalf("after the draw: draws %+v mode %s, want the 30 drawn and sold out", g.st.Draws, g.st.Config.Mode)
+	}
+}

@@ -11,9 +11,11 @@ const ActorSchedule = "schedule"
 
 // ScheduleDue reports whether the phase of the room's events at now is
 // not the one in force: the grain then draws a key (a pre-queue may begin)
-// and writes DecideSchedule.
+// and writes DecideSchedule. While a due draw is not yet made (it may wait
+// for its beacon round) the change waits for it, so an event ending
+// meanwhile does not drop its pre-queue.
 func (s *State) ScheduleDue(now int64) bool {
-	return s.Live() && s.Base != nil && PhaseAt(s.Base, time.Unix(0, now)) != s.Phase
+	return s.Live() && s.Base != nil && PhaseAt(s.Base, time.Unix(0, now)) != s.Phase && !s.openingDue(now)
 }
 
 // NextScheduled is the next instant the room's events change its
@@ -29,8 +31,7 @@ func (s *State) NextScheduled(now int64) (time.Time, bool) {
 // operator's configuration, unchanged, written with the new phase, so the
 // line, the mode and the draw follow the overrides in force exactly as
 // when the operator sets them (a rate change keeps serving continuous, a
-// pre-queue arms the draw with dk). Nothing when the phase is the one in
-// force.
+// pre-queue arms the draw with dk). Nothing unless ScheduleDue.
 func (s *State) DecideSchedule(now int64, dk DrawKey) ([]Event, error) {
 	if !s.ScheduleDue(now) {
 		return nil, nil
