@@ -136,6 +136,9 @@ export function eventsView(s, onSaved) {
     try {
       const saved = await patchSite(s.id, (b) => {
         b.events = list;
+        // A room with events opens through their pre-queues: an opening
+        // already past goes; a future one is the operator's to move.
+        if (list.length && b.opensAt && new Date(b.opensAt) <= new Date()) b.opensAt = null;
       });
       events = structuredClone(saved.events || []);
       clear(slot);

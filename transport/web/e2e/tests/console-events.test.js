@@ -29,7 +29,9 @@ async function fillEvent(page, fields) {
 }
 
 test('the operator schedules an on-sale day on the timeline and previews it', async () => {
-  const { site } = await queue.createRoom({ slug: slug('events'), name: 'Tour', targetUrl: 'https://shop.example.com/', ratePerMinute: 100 });
+  // A room that opened with opensAt once: its past opening gives way to the events.
+  const { site } = await queue.createRoom({ slug: slug('events'), name: 'Tour', targetUrl: 'https://shop.example.com/', ratePerMinute: 100,
+    opensAt: new Date(Date.now() - 60000).toISOString() });
   const { ctx, page, problems } = await openConsole(browser, queue.base, utc);
   await signedIn(page, queue.adminToken);
   await page.goto(`${queue.base}/admin/#/room/${site.id}/events`);
@@ -40,6 +42,7 @@ test('the operator schedules an on-sale day on the timeline and previews it', as
   await fillEvent(page, { name: 'Fan club', startsAt: at('09:00'), endsAt: at('09:30'), ratePerMinute: 300 });
   await waitFor(async () => (await page.locator('#event-timeline .tl-event').count()) === 1, { message: 'the pre-sale on the timeline' });
   assert.equal((await siteOf(site.id)).events[0].ratePerMinute, 300);
+  assert.equal((await siteOf(site.id)).opensAt, null, 'the past opening kept beside events');
 
   // A pre-queue overlapping the pre-sale is refused next to its field.
   await page.click('#event-add');
