@@ -43,6 +43,7 @@ func driveAnswers(c *docClient) {
 	site["message"] = "Doors open at nine."
 	c.call(200, "PATCH", sites+"/"+id, admin, site)
 	c.call(422, "PATCH", sites+"/"+id, admin, map[string]any{"name": "Spring sale", "ratePerMinute": 0})
+	driveEvents(c, sites)
 
 	// Empty lists are lists.
 	c.call(200, "GET", sites+"/"+id+"/keys", admin, nil)
@@ -205,6 +206,35 @@ func driveAnswers(c *docClient) {
 
 // driveDraw drives the draw's answers: none, sealed, revealed (the node
 // has no beacon: the draw is made with the key alone at the opening).
+// driveEvents drives a room with scheduled events: as created and read,
+// previewed in its pre-queue and after it, and the refusals.
+func driveEvents(c *docClient, sites string) {
+	const admin = docAdminToken
+	start := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Hour)
+	ev := []map[string]any{
+		{"name": "Fan club", "startsAt": start.Add(-time.Hour), "endsAt": start.Add(-30 * time.Minute), "ratePerMinute": 300},
+		{"name": "Main sale", "startsAt": start, "endsAt": start.Add(8 * time.Hour), "prequeueFrom": start.Add(-30 * time.Minute),
+			"ratePerMinute": 2000, "message": "The main sale.", "pow": map[string]any{"enabled": true, "bits": 12},
+			"autoRate": map[string]any{"minRate": 500, "maxRate": 3000}, "mode": "queue", "endMode": "soldOut"},
+	}
+	created := c.call(201, "POST", sites, admin, map[string]any{"slug": "docs-events", "name": "On-sale day", "ratePerMinute": 100, "events": ev})
+	if created == nil {
+		return
+	}
+	id := created["site"].(map[string]any)["id"].(string)
+	c.call(200, "GET", sites+"/"+id, admin, nil)
+	c.call(200, "GET", sites+"/"+id+"/preview?at="+start.Add(-10*time.Minute).Format(time.RFC3339), admin, nil)
+	c.call(200, "GET", sites+"/"+id+"/preview?at="+start.Add(9*time.Hour).Format(time.RFC3339), admin, nil)
+	c.call(200, "GET", sites+"/"+id+"/preview", admin, nil)
+	c.call(422, "GET", sites+"/"+id+"/preview?at=tomorrow", admin, nil)
+	// A write over a version read before another change is refused.
+	stale := `"` + created["site"].(map[string]any)["updatedAt"].(string) + `"`
+	c.call(200, "PATCH", sites+"/"+id, admin, map[string]any{"name": "On-sale day", "ratePerMinute": 100, "events": ev}, "If-Match", stale)
+	c.call(409, "PATCH", sites+"/"+id, admin, map[string]any{"name": "On-sale day", "ratePerMinute": 120, "events": ev}, "If-Match", stale)
+	ev[1]["endsAt"] = start.Add(-time.Minute)
+	c.call(422, "PATCH", sites+"/"+id, admin, map[string]any{"name": "On-sale day", "ratePerMinute": 100, "events": ev})
+}
+
 func driveDraw(c *docClient) {
 	c.call(404, "GET", "/queue/docs/draw", "", nil)
 	opens := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)

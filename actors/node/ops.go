@@ -120,6 +120,8 @@ func errorOf(err error) *Error {
 		return &Error{Code: CodeNotFound, Message: err.Error()}
 	case errors.Is(err, room.ErrExists):
 		return &Error{Code: CodeConflict, Message: err.Error()}
+	case errors.Is(err, room.ErrStale):
+		return &Error{Code: CodeConflict, Message: "The site was changed since it was read: read it again, then save."}
 	case errors.Is(err, room.ErrPaused):
 		return &Error{Code: CodePaused, Message: "The waiting room is paused."}
 	case errors.Is(err, room.ErrSoldOut):
@@ -194,6 +196,9 @@ type AdminRequest struct {
 	Limit   *int         `json:"usageLimit,omitempty"`
 	Expires *time.Time   `json:"expiresAt,omitempty"`
 	Disable bool         `json:"disabled,omitempty"`
+	// IfVersion, when set, is the UpdatedAt of the site a configuration
+	// was read from: the write is refused when the site changed since.
+	IfVersion int64 `json:"ifVersion,omitempty"`
 }
 
 // KeyInfo describes an API key; Key is set only when it is created.

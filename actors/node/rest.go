@@ -23,8 +23,7 @@ func (g *roomGrain) stopTicker() {
 
 // tickPeriod is how long the ticker waits for the next tick.
 func (g *roomGrain) tickPeriod(now time.Time) time.Duration {
-	due, _ := g.st.OpeningDue()
-	return g.pace.period(time.Now(), now, g.busy() || g.dirty, due)
+	return g.pace.period(time.Now(), now, g.busy() || g.dirty, g.nextDue(now))
 }
 
 // restIfGone stops the ticker of a gone room that has been left alone;

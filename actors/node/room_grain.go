@@ -87,6 +87,8 @@ type roomGrain struct {
 	desk joinDesk
 	// draw steps a due committed draw (room_draw.go).
 	draw drawer
+	// schedule applies the room's scheduled events (room_schedule.go).
+	schedule scheduler
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -281,6 +283,7 @@ func (g *roomGrain) onTick() {
 	g.checkBlockWait(now)
 	g.blocks.tick(now)
 	g.drawIfDue(now)
+	g.schedule.tick(g, now)
 	if g.st.Live() && g.st.Issued != g.st.Checkpointed && now.Sub(g.checkpointAt) >= checkpointInterval && !g.writes.writing {
 		g.checkpointAt = now
 		g.writes.add(&task{kind: "checkpoint", decide: func(now int64) ([]room.Event, error) {

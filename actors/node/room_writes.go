@@ -40,6 +40,9 @@ func (g *roomGrain) configure(r *AdminRequest, answer reply) *task {
 	cfg := *r.Config
 	dk := g.newDrawKey()
 	return done(OpConfigure, answer, func(now int64) ([]room.Event, error) {
+		if err := g.st.CheckVersion(r.IfVersion); err != nil {
+			return nil, err
+		}
 		return g.st.DecideConfigure(cfg, now, r.Actor, dk)
 	}, g.view)
 }

@@ -274,9 +274,13 @@ func (s *State) manualRate(cfg *Config, now int64, actor string) *Event {
 	if cfg.RatePerMinute == s.Config.RatePerMinute {
 		return nil
 	}
-	reason := "set by the operator"
+	by := "the operator"
+	if actor == ActorSchedule {
+		by = "a scheduled event"
+	}
+	reason := "set by " + by
 	if asked != cfg.RatePerMinute {
-		reason = fmt.Sprintf("set by the operator to %s, kept within %s–%s", formatRate(asked),
+		reason = fmt.Sprintf("set by %s to %s, kept within %s–%s", by, formatRate(asked),
 			formatRate(cfg.AutoRate.MinRate), formatRate(cfg.AutoRate.MaxRate))
 	}
 	e := s.event(TypeRateAdjusted, now, actor)
@@ -321,6 +325,11 @@ func (s *State) RateLog(n int) []RateChange {
 func (s *State) applyRateAdjusted(e Event) {
 	ch := *e.RateAdjusted
 	s.Config.RatePerMinute = ch.To
+	if s.Base != nil && !s.Base.rateOverridden(s.Phase) {
+		b := *s.Base
+		b.RatePerMinute = ch.To
+		s.Base = &b
+	}
 	s.AutoFailures = ch.Failures
 	s.applyPow(&ch)
 	s.RateChanges = append(s.RateChanges, ch)

@@ -66,6 +66,9 @@ type Config struct {
 	// waiting": 200 (default), 202 or 429, for clients and CDNs that treat
 	// them differently.
 	WaitingStatus int `json:"waitingStatus,omitempty"`
+	// Events are the room's scheduled events (schedule.go): at most five,
+	// none overlapping, each overriding settings for its time.
+	Events []Period `json:"events,omitempty"`
 }
 
 // Pow configures the proof of work demanded before a number is issued.
@@ -189,6 +192,12 @@ func (c *Config) Normalize() {
 	if c.WaitingStatus == 0 {
 		c.WaitingStatus = 200
 	}
+	if c.Events != nil {
+		c.Events = append([]Period{}, c.Events...)
+	}
+	for i := range c.Events {
+		c.Events[i].normalize()
+	}
 }
 
 func (a *AutoRate) normalize() {
@@ -275,6 +284,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateMode(); err != nil {
+		return err
+	}
+	if err := c.validateEvents(); err != nil {
 		return err
 	}
 	return c.AutoRate.validate()

@@ -84,6 +84,8 @@ type Activated struct {
 // Created is the room's first event.
 type Created struct {
 	Config Config `json:"config"`
+	// Phase is the event and stage of Config.Events in force.
+	Phase Phase `json:"phase,omitzero"`
 	// SecretSealed is the token signing secret, sealed under the master key.
 	SecretSealed []byte `json:"secretSealed"`
 	// TicketKeySealed signs tickets and proof-of-work challenges.
@@ -111,6 +113,8 @@ type Checkpoint struct {
 // Configured replaces the configuration.
 type Configured struct {
 	Config Config `json:"config"`
+	// Phase is the event and stage of Config.Events in force.
+	Phase Phase `json:"phase,omitzero"`
 	// Arm, when set, arms a draw over the numbers issued after Arm.From
 	// until the opening.
 	Arm *Arm `json:"arm,omitempty"`

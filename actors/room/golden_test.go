@@ -48,7 +48,7 @@ func goldenEvents() []room.Event {
 		{Type: room.TypeReserved, Epoch: 7, At: at, Line: line, Reserved: &room.Reserved{UpTo: 4096}},
 		{Type: room.TypeCheckpoint, Epoch: 7, At: at, Line: line, Checkpoint: &room.Checkpoint{Issued: 4000, Final: true}},
 		{Type: room.TypeConfigured, Epoch: 7, At: at, Actor: "key:runbook", Line: line,
-			Configured: &room.Configured{Config: cfg, Arm: &room.Arm{From: 4000, Commit: commit, Closed: &room.Closed{To: 4100, At: at}},
+			Configured: &room.Configured{Config: withEvents(cfg), Phase: room.Phase{Event: 2, Stage: room.StagePrequeue}, Arm: &room.Arm{From: 4000, Commit: commit, Closed: &room.Closed{To: 4100, At: at}},
 				Disarm: true, DrawKeySealed: []byte("sealed draw key"), Recommit: commit}},
 		{Type: room.TypeSecretRotated, Epoch: 7, At: at, Actor: "admin", SecretRotated: &room.SecretRotated{SecretSealed: []byte("new sealed secret")}},
 		{Type: room.TypeKeyAdded, Epoch: 7, At: at, Actor: "admin", KeyAdded: &room.KeyAdded{ID: "kabc", Name: "runbook", Hash: []byte("key hash")}},
@@ -70,6 +70,20 @@ func goldenEvents() []room.Event {
 		{Type: room.TypeHealthTested, Epoch: 7, At: at, Actor: "admin", HealthTested: &room.HealthTested{URL: "https://shop.example/health"}},
 		{Type: room.TypeDeleted, Epoch: 7, At: at, Actor: "admin", Deleted: &struct{}{}},
 	}
+}
+
+// withEvents is cfg with two events, every field of them set.
+func withEvents(cfg room.Config) room.Config {
+	msg := "The main sale."
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	pre := start.Add(-30 * time.Minute)
+	cfg.Events = []room.Period{
+		{Name: "Fan club", StartsAt: start.Add(-time.Hour), EndsAt: pre, RatePerMinute: 300, Mode: room.ModeQueue},
+		{Name: "Main sale", StartsAt: start, EndsAt: start.Add(8 * time.Hour), PrequeueFrom: &pre, RatePerMinute: 2000,
+			Mode: room.ModeQueue, Message: &msg, Pow: &room.Pow{Enabled: true, Bits: 12, AutoFactor: 4},
+			AutoRate: &room.RateBounds{MinRate: 500, MaxRate: 3000}, EndMode: room.ModeSoldOut},
+	}
+	return cfg
 }
 
 var allTypes = []string{

@@ -64,11 +64,7 @@ func (m *ModeMessage) validate(field string) error {
 }
 
 func (c *Config) validateMode() error {
-	known := false
-	for _, m := range Modes {
-		known = known || c.Mode == m
-	}
-	if !known {
+	if !knownMode(c.Mode) {
 		return invalid("mode", "must be one of queue, passthrough, soldOut, maintenance, queueAll")
 	}
 	if err := c.SoldOutMessage.validate("soldOutMessage"); err != nil {

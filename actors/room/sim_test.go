@@ -14,7 +14,8 @@ import (
 
 // TestSimulation drives a room through a million random operations: joins
 // arriving below, at and far above the rate, quiet hours, pauses, rate and
-// burst changes, changes of mode, block reservations, checkpoints, snapshots, crashes with a
+// burst changes, changes of mode, scheduled events that change the rate and
+// the mode as time passes, block reservations, checkpoints, snapshots, crashes with a
 // superseded activation writing on, and graceful stops. It checks on every
 // step that numbers are unique and consecutive (but for the numbers a crash
 // leaves reserved and unused), that serving never decreases and is
@@ -27,8 +28,8 @@ func TestSimulation(t *testing.T) {
 	start := time.Now()
 	s.run(ops)
 	s.checkWindows()
-	t.Logf("%d operations, %d joins, %d numbers, %d admitted, %d rate changes, %d pauses, %d mode changes, %d checkpoints, %d crashes, %d graceful stops, %v of fake time, in %v",
-		ops, s.joins, s.last, s.admitted, s.rateChanges, s.pauses, s.modeChanges, s.checkpoints, s.crashes, s.stops,
+	t.Logf("%d operations, %d joins, %d numbers, %d admitted, %d rate changes, %d pauses, %d mode changes, %d events scheduled, %d schedule changes, %d checkpoints, %d crashes, %d graceful stops, %v of fake time, in %v",
+		ops, s.joins, s.last, s.admitted, s.rateChanges, s.pauses, s.modeChanges, s.events, s.scheduled, s.checkpoints, s.crashes, s.stops,
 		time.Duration(s.now-t0).Round(time.Second), time.Since(start).Round(time.Millisecond))
 	t.Logf("largest capacity returned by a crash: %.1f positions (%.2f s of rate); largest real jump %d",
 		s.maxBank, s.maxBankSeconds, s.maxJump)
@@ -90,6 +91,7 @@ type sim struct {
 	phase   int
 
 	joins, admitted, rateChanges, pauses, modeChanges, checkpoints, crashes, stops int
+	events, scheduled                                                              int
 	maxBank, maxBankSeconds                                                        float64
 	maxJump                                                                        int
 }
@@ -98,7 +100,7 @@ func newSim(t *testing.T, rng *rand.Rand) *sim {
 	s := &sim{t: t, rng: rng, now: t0, load: 1, issueT: []int64{0}, held: []bool{false}, adm: []int64{-1}}
 	s.cfg = baseConfig()
 	s.g = newRoom(t, s.cfg, s.now, 64)
-	s.cfg = s.g.st.Config
+	s.cfg = s.g.st.Settings()
 	s.prevT, s.prevS = s.now, s.g.st.ServingAt(s.now)
 	s.front = s.g.st.Serving(s.now)
 	s.record()
@@ -136,6 +138,9 @@ func (s *sim) run(ops int) {
 		case r < 0.0052:
 			s.setMode(simModes[s.rng.IntN(len(simModes))])
 			continue
+		case r < 0.0055:
+			s.scheduleEvent()
+			continue
 		case s.cfg.Active && r < 0.0057, !s.cfg.Active && r < 0.0152:
 			s.pauses++
 			s.cfg.Active = !s.cfg.Active
@@ -145,7 +150,7 @@ func (s *sim) run(ops int) {
 		default:
 			s.join()
 		}
-		if got := s.g.st.ServingAt(s.now); got != before && !(s.cfg.Mode == room.ModePassthrough && got > before) {
+		if got := s.g.st.ServingAt(s.now); got != before && !(s.eff().Mode == room.ModePassthrough && got > before) {
 			s.t.Fatalf("op %d at %v: serving moved from %v to %v by a write", i, s.now-t0, before, got)
 		}
 	}
@@ -169,10 +174,54 @@ func (s *sim) tick(i int) {
 	case r < 0.05:
 		gap = 0
 	default:
-		mean := 60e9 / (s.cfg.RatePerMinute * s.load)
+		mean := 60e9 / (s.eff().RatePerMinute * s.load)
 		gap = int64(s.rng.ExpFloat64() * mean)
 	}
+	// The grain ticks often: a change of the scheduled settings is
+	// applied at its instant, before time moves on past it.
+	if next, ok := s.g.st.NextScheduled(s.now); ok && next.UnixNano() <= s.now+gap {
+		s.step(next.UnixNano())
+		s.settle(func() {
+			s.scheduled++
+			s.g.must(mustEvents(s.t)(s.g.st.DecideSchedule(s.now, testDrawKey)))
+			s.record()
+		})
+		gap = max(0, gap-(next.UnixNano()-s.now))
+	}
 	s.step(s.now + gap)
+}
+
+// eff is the configuration in force: the operator's, with the overrides
+// of the scheduled event in force.
+func (s *sim) eff() *room.Config { return &s.g.st.Config }
+
+func mustEvents(t *testing.T) func([]room.Event, error) []room.Event {
+	return func(evs []room.Event, err error) []room.Event {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+}
+
+// scheduleEvent replaces the room's events with one that starts soon (or
+// at once) and lasts a while, overriding the rate, the mode or both, and
+// perhaps naming a mode for its end.
+func (s *sim) scheduleEvent() {
+	s.events++
+	start := s.now + s.rng.Int64N(10*minute)
+	e := room.Period{StartsAt: time.Unix(0, start), EndsAt: time.Unix(0, start+minute+s.rng.Int64N(20*minute))}
+	if s.rng.IntN(3) > 0 {
+		e.RatePerMinute = simRates[s.rng.IntN(len(simRates))]
+	}
+	if s.rng.IntN(3) == 0 {
+		e.Mode = simModes[s.rng.IntN(len(simModes))]
+	}
+	if s.rng.IntN(3) == 0 {
+		e.EndMode = simModes[s.rng.IntN(len(simModes))]
+	}
+	s.cfg.Events = []room.Period{e}
+	s.settle(s.configure)
 }
 
 // step moves the clock to t with the state unchanged: serving must not
@@ -222,7 +271,7 @@ func (s *sim) join() {
 	n, err := s.g.join(s.now)
 	if want := s.refusal(); want != nil {
 		if !errors.Is(err, want) {
-			s.t.Fatalf("join in %s (active %v): got %d %v, want %v", s.cfg.Mode, s.cfg.Active, n, err, want)
+			s.t.Fatalf("join in %s (active %v): got %d %v, want %v", s.eff().Mode, s.eff().Active, n, err, want)
 		}
 		return
 	}
@@ -237,7 +286,7 @@ func (s *sim) join() {
 	s.last = n
 	s.grow(n, s.now, true)
 	st := s.g.st.StatusOf(n, s.now)
-	if s.cfg.Mode == room.ModePassthrough {
+	if s.eff().Mode == room.ModePassthrough {
 		if !st.Admitted {
 			s.t.Fatalf("number %d at %v in passthrough: not admitted", n, s.now-t0)
 		}
@@ -268,11 +317,12 @@ func (s *sim) status() {
 		s.t.Fatalf("status of %d at %v: admitted %v, bookkeeping says %v", n, s.now-t0, st.Admitted, s.adm[n])
 	}
 	_, err := s.g.st.Admit(n, s.now)
-	closed := s.cfg.Mode == room.ModeSoldOut || s.cfg.Mode == room.ModeMaintenance
+	c := s.eff()
+	closed := c.Mode == room.ModeSoldOut || c.Mode == room.ModeMaintenance
 	switch want := s.refusal(); {
-	case closed || !s.cfg.Active:
+	case closed || !c.Active:
 		if !errors.Is(err, want) {
-			s.t.Fatalf("admit %d in %s (active %v): got %v, want %v", n, s.cfg.Mode, s.cfg.Active, err, want)
+			s.t.Fatalf("admit %d in %s (active %v): got %v, want %v", n, c.Mode, c.Active, err, want)
 		}
 	case st.Admitted && err != nil:
 		s.t.Fatalf("admit admitted %d: %v", n, err)
@@ -283,12 +333,12 @@ func (s *sim) status() {
 
 // refusal is the error a join must get in the current mode, or nil.
 func (s *sim) refusal() error {
-	switch {
-	case s.cfg.Mode == room.ModeSoldOut:
+	switch c := s.eff(); {
+	case c.Mode == room.ModeSoldOut:
 		return room.ErrSoldOut
-	case s.cfg.Mode == room.ModeMaintenance:
+	case c.Mode == room.ModeMaintenance:
 		return room.ErrMaintenance
-	case !s.cfg.Active:
+	case !c.Active:
 		return room.ErrPaused
 	}
 	return nil
@@ -300,9 +350,16 @@ func (s *sim) refusal() error {
 // count, so nobody who joins during it is admitted.
 func (s *sim) setMode(mode string) {
 	s.modeChanges++
-	before := s.g.st.ServingAt(s.now)
 	s.cfg.Mode = mode
-	s.configure()
+	s.settle(s.configure)
+}
+
+// settle makes write, which may change the mode in force, and checks the
+// line against it (setMode).
+func (s *sim) settle(write func()) {
+	before := s.g.st.ServingAt(s.now)
+	write()
+	mode := s.eff().Mode
 	after, issued := s.g.st.ServingAt(s.now), float64(s.g.st.Issued)
 	switch {
 	case after > before && mode != room.ModePassthrough:
@@ -328,7 +385,7 @@ func (s *sim) setMode(mode string) {
 
 func (s *sim) configure() {
 	s.g.configure(s.cfg, s.now)
-	s.cfg = s.g.st.Config
+	s.cfg = s.g.st.Settings()
 	s.record()
 }
 
@@ -360,7 +417,7 @@ func (s *sim) crash(graceful bool) {
 		if err := old.reserve(s.now); err != errSuperseded {
 			s.t.Fatalf("superseded activation's reservation: got %v, want errSuperseded", err)
 		}
-		stale := old.st.Config
+		stale := old.st.Settings()
 		stale.RatePerMinute = 1
 		evs, err := old.st.DecideConfigure(stale, s.now, "admin", testDrawKey)
 		if err != nil {
@@ -370,7 +427,7 @@ func (s *sim) crash(graceful bool) {
 			s.t.Fatalf("superseded activation's configuration: got %v, want errSuperseded", err)
 		}
 		s.g.must(nil) // read them back
-		if st.Reserved != reserved || st.Line != line || st.Config.RatePerMinute != s.cfg.RatePerMinute {
+		if st.Reserved != reserved || st.Line != line || st.Settings().RatePerMinute != s.cfg.RatePerMinute {
 			s.t.Fatalf("superseded activation's writes applied: reserved %d line %+v rate %v", st.Reserved, st.Line, st.Config.RatePerMinute)
 		}
 	}

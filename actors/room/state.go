@@ -24,6 +24,9 @@ var (
 	ErrNeedBlock = errors.New("reservation needed")
 	ErrNoCode    = errors.New("no such code")
 	ErrNoItem    = errors.New("no such item")
+	// ErrStale refuses a configuration written over a version of the site
+	// other than the one it was read from (CheckVersion).
+	ErrStale = errors.New("the site changed since it was read")
 )
 
 // Key is an API key of the room; only the hash of the key is kept.
@@ -110,10 +113,10 @@ func (s *State) Apply(offset int64, e Event) {
 	case TypeCreated:
 		c := e.Created
 		s.Exists = true
-		s.Config = c.Config
+		s.setConfig(c.Config, c.Phase)
 		s.CreatedAt, s.UpdatedAt = e.At, e.At
 		s.SecretSealed, s.TicketKeySealed = c.SecretSealed, c.TicketKeySealed
-		if c.Config.OpensAt != nil && c.Config.OpensAt.UnixNano() > e.At {
+		if s.Config.OpensAt != nil && s.Config.OpensAt.UnixNano() > e.At {
 			s.Armed = &Arm{From: 0, Commit: c.Commit}
 			s.DrawKeySealed = c.DrawKeySealed
 		}
@@ -132,11 +135,14 @@ func (s *State) Apply(offset int64, e Event) {
 		}
 	case TypeConfigured:
 		c := e.Configured
-		if d := modeAudit(&s.Config, &c.Config); d != "" {
+		prev := s.Config
+		s.setConfig(c.Config, c.Phase)
+		if d := modeAudit(&prev, &s.Config); d != "" {
 			s.audit(e, "set-mode", d)
 		}
-		s.Config = c.Config
-		s.UpdatedAt = e.At
+		if e.Actor != ActorSchedule {
+			s.UpdatedAt = e.At
+		}
 		if c.Arm != nil {
 			a := *c.Arm
 			s.Armed = &a
@@ -153,7 +159,11 @@ func (s *State) Apply(offset int64, e Event) {
 		if !c.Config.AutoRate.Enabled {
 			s.AutoFailures = 0
 		}
-		s.audit(e, "configure", "")
+		if e.Actor == ActorSchedule {
+			s.audit(e, "schedule", phaseDetail(&c.Config, c.Phase))
+		} else {
+			s.audit(e, "configure", "")
+		}
 	case TypeSecretRotated:
 		s.SecretSealed = e.SecretRotated.SecretSealed
 		s.UpdatedAt = e.At
@@ -277,11 +287,13 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	if err := s.checkEnable(&cfg); err != nil {
 		return nil, err
 	}
-	armed := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
+	phase := PhaseAt(&cfg, time.Unix(0, now))
+	eff := cfg.Effective(phase)
+	armed := eff.OpensAt != nil && eff.OpensAt.UnixNano() > now
 	e := s.event(TypeCreated, now, actor)
-	e.Created = &Created{Config: cfg, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
+	e.Created = &Created{Config: cfg, Phase: phase, SecretSealed: secretSealed, TicketKeySealed: ticketKeySealed}
 	if armed {
-		c, err := newCommitment(dk, cfg.Slug, *cfg.OpensAt, now)
+		c, err := newCommitment(dk, cfg.Slug, *eff.OpensAt, now)
 		if err != nil {
 			return nil, err
 		}
@@ -289,12 +301,22 @@ func (s *State) DecideCreate(cfg Config, secretSealed, ticketKeySealed []byte, n
 	}
 	// A new room starts with its burst free: the first visitors of a quiet
 	// room are admitted at once (invariant 4). Before an opening nobody is.
-	base := cfg.Burst()
-	if armed || frozen(&cfg) {
+	base := eff.Burst()
+	if armed || frozen(&eff) {
 		base = 0
 	}
-	e.Line = &Line{Base: base, T0: now, Rate: lineRate(&cfg, armed)}
+	e.Line = &Line{Base: base, T0: now, Rate: lineRate(&eff, armed)}
 	return []Event{e}, nil
+}
+
+// CheckVersion returns ErrStale unless version, the UpdatedAt of the site
+// a configuration was read from, is the room's; 0 checks nothing (a write
+// that does not carry the version it read).
+func (s *State) CheckVersion(version int64) error {
+	if version != 0 && version != s.UpdatedAt {
+		return ErrStale
+	}
+	return nil
 }
 
 // DecideConfigure replaces the configuration (slug excepted). A rate change,
@@ -316,8 +338,18 @@ func (s *State) DecideConfigure(cfg Config, now int64, actor string, dk DrawKey)
 	if err := s.checkEnable(&cfg); err != nil {
 		return nil, err
 	}
+	return s.configure(cfg, PhaseAt(&cfg, time.Unix(0, now)), now, actor, dk)
+}
+
+// configure writes base configuration cfg in phase p: the line, the draw
+// and the rate follow the configuration in force, cfg with p's overrides.
+func (s *State) configure(base Config, p Phase, now int64, actor string, dk DrawKey) ([]Event, error) {
+	cfg := base.Effective(p)
 	manual := s.manualRate(&cfg, now, actor)
-	c := &Configured{Config: cfg}
+	if !base.rateOverridden(p) {
+		base.RatePerMinute = cfg.RatePerMinute
+	}
+	c := &Configured{Config: base, Phase: p}
 	armed := s.Armed != nil
 	future := cfg.OpensAt != nil && cfg.OpensAt.UnixNano() > now
 	switch {

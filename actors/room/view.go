@@ -15,7 +15,14 @@ type View struct {
 	Version uint64 `json:"version"`
 	Exists  bool   `json:"exists"`
 	Deleted bool   `json:"deleted"`
-	Config  Config `json:"config"`
+	// Config is the configuration in force: the operator's, with the
+	// overrides of the scheduled event that shapes the room now (Phase).
+	Config Config `json:"config"`
+	// Base is the operator's configuration when it has events (nil
+	// otherwise: then Config is the operator's).
+	Base *Config `json:"base,omitempty"`
+	// Phase names the event and stage whose overrides Config carries.
+	Phase Phase `json:"phase,omitzero"`
 	// CreatedAt and UpdatedAt are Unix nanoseconds.
 	CreatedAt int64 `json:"createdAt"`
 	UpdatedAt int64 `json:"updatedAt"`
@@ -32,6 +39,28 @@ type View struct {
 	PowAuto         *PowLevel `json:"powAuto,omitempty"`
 	SecretSealed    []byte    `json:"secretSealed"`
 	TicketKeySealed []byte    `json:"ticketKeySealed"`
+}
+
+// Settings is the operator's configuration as written, events included,
+// without the overrides in force.
+func (v *View) Settings() Config {
+	if v.Base != nil {
+		return *v.Base
+	}
+	return v.Config
+}
+
+// setConfig makes base the operator's configuration and its phase p's
+// overrides the configuration in force.
+func (v *View) setConfig(base Config, p Phase) {
+	v.Phase = p
+	if len(base.Events) == 0 {
+		v.Base, v.Config, v.Phase = nil, base, Phase{}
+		return
+	}
+	b := base
+	v.Base = &b
+	v.Config = base.Effective(p)
 }
 
 // Paused reports whether the operator has paused the room.

@@ -51,6 +51,7 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	s.registerLoadTests(g, e)
 	g.POST("/sites/:id/health-check/test", s.handleHealthTest)
 	g.GET("/sites/:id/rate-log", s.handleRateLog)
+	g.GET("/sites/:id/preview", s.handleSitePreview)
 	for _, add := range s.adminRoutes {
 		add(g, s.adminOnly)
 	}
@@ -119,8 +120,10 @@ type site struct {
 }
 
 func siteOf(v *room.View) site {
-	cfg := v.Config
-	cfg.Mode = v.EffectiveMode() // rooms configured before modes
+	cfg := v.Settings()
+	if cfg.Mode == "" {
+		cfg.Mode = room.ModeQueue // rooms configured before modes
+	}
 	if cfg.WaitingStatus == 0 {
 		cfg.WaitingStatus = 200
 	}
@@ -212,22 +215,33 @@ func (s *Server) handleSiteCreate(c echo.Context) error {
 	return c.JSON(http.StatusCreated, map[string]any{"site": siteOf(&res.View), "secret": res.Secret})
 }
 
-func (s *Server) handleSiteGet(c echo.Context) error {
+// pathSite reads the :id room of the path, checked against the principal.
+func (s *Server) pathSite(c echo.Context) (*room.View, error) {
 	id, p, err := s.siteID(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	v, err := s.getSite(c.Request().Context(), id, p)
+	return s.getSite(c.Request().Context(), id, p)
+}
+
+func (s *Server) handleSiteGet(c echo.Context) error {
+	v, err := s.pathSite(c)
 	if err != nil {
 		return err
 	}
+	c.Response().Header().Set("ETag", etagOf(v))
 	return c.JSON(http.StatusOK, siteOf(v))
 }
 
 // handleSiteUpdate takes the whole configuration without slug; unknown
-// fields (id, timestamps) are ignored.
+// fields (id, timestamps) are ignored. With If-Match, only over the
+// version it names (siteversion.go).
 func (s *Server) handleSiteUpdate(c echo.Context) error {
 	id, p, err := s.siteID(c)
+	if err != nil {
+		return err
+	}
+	version, err := ifVersion(c)
 	if err != nil {
 		return err
 	}
@@ -243,11 +257,12 @@ func (s *Server) handleSiteUpdate(c echo.Context) error {
 		return err
 	}
 	req := p.request()
-	req.Config = &cfg
+	req.Config, req.IfVersion = &cfg, version
 	var v room.View
 	if err := s.client.Admin(c.Request().Context(), id, node.OpConfigure, req, &v); err != nil {
 		return err
 	}
+	c.Response().Header().Set("ETag", etagOf(&v))
 	return c.JSON(http.StatusOK, siteOf(&v))
 }
 

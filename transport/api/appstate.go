@@ -129,6 +129,18 @@ func (s *Server) handleAppState(c echo.Context, r *node.Room) error {
 	return s.writeAppState(c, waiting, &a)
 }
 
+// appBypass is the JSON answer of /enter for a valid bypass code: admitted
+// at once, with the bypass token and where to take it.
+func (s *Server) appBypass(c echo.Context, r *node.Room, token, target string) error {
+	h := c.Response().Header()
+	h.Add("Vary", "Accept")
+	h.Set("Cache-Control", "no-store")
+	v := r.View
+	a := appState{State: "admitted", Mode: v.EffectiveMode(), Message: v.Config.Message, Event: eventOf(v),
+		Token: token, TargetURL: target}
+	return s.writeAppState(c, http.StatusOK, &a)
+}
+
 // writeAppState sends a with status. The address may carry the ticket,
 // as the page's does: never a referrer, never framed.
 func (s *Server) writeAppState(c echo.Context, status int, a *appState) error {

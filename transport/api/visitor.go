@@ -444,23 +444,21 @@ func (s *Server) handleEnter(c echo.Context) error {
 	if target == "" {
 		return s.noTarget(c)
 	}
+	// A valid code goes straight through, for a browser and an app alike;
+	// an invalid one falls through to the normal path with no hint.
+	if tok, err := s.enterCode(c, r); err != nil {
+		return err
+	} else if tok != "" {
+		if wantsJSON(c) {
+			return s.appBypass(c, r, tok, target)
+		}
+		return s.redirect(c, returnurl.WithToken(target, tok))
+	}
 	if wantsJSON(c) {
 		return s.handleAppState(c, r)
 	}
 	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
-	if c.QueryParam("code") != "" {
-		if err := s.codeAttempts.take(c); err != nil {
-			return err
-		}
-	}
-	if code := normalizeCode(c.QueryParam("code")); code != "" && len(code) <= 100 {
-		// A valid code goes straight through; an invalid one falls through
-		// to the normal path with no hint.
-		if t, err := s.client.Redeem(ctx, r.View.ID, code); err == nil {
-			return s.redirect(c, returnurl.WithToken(target, t.Token))
-		}
-	}
 	// Proof of work is done on the page; so is the wait of an address
 	// over its budget, which the page's own join is then told.
 	if on, _ := r.View.PowInForce(); on || r.View.Paused() || r.View.Closed() != nil ||
@@ -478,6 +476,27 @@ func (s *Server) handleEnter(c echo.Context) error {
 		}
 	}
 	return s.redirect(c, roomURL(room, res.Ticket, target, cfg.TargetURL))
+}
+
+// enterCode redeems the bypass code of /enter's ?code=, counted against the
+// address's code attempts: the token, or "" when there is no code or it
+// does not work.
+func (s *Server) enterCode(c echo.Context, r *node.Room) (string, error) {
+	if c.QueryParam("code") == "" {
+		return "", nil
+	}
+	if err := s.codeAttempts.take(c); err != nil {
+		return "", err
+	}
+	code := normalizeCode(c.QueryParam("code"))
+	if code == "" || len(code) > 100 {
+		return "", nil
+	}
+	t, err := s.client.Redeem(c.Request().Context(), r.View.ID, code)
+	if err != nil {
+		return "", nil
+	}
+	return t.Token, nil
 }
 
 // redirect sends the visitor on; the address may carry a ticket or a

@@ -37,10 +37,11 @@ export function onUnauthorized(fn) {
   unauthorized = fn;
 }
 
-// call sends one admin API request and answers the decoded JSON body (null
-// for 204); any other status throws ApiError.
-export async function call(method, path, body) {
-  const headers = { Authorization: `Bearer ${token()}` };
+// call sends one admin API request, with extra headers if given, and
+// answers the decoded JSON body (null for 204); any other status throws
+// ApiError.
+export async function call(method, path, body, extra = {}) {
+  const headers = { ...extra, Authorization: `Bearer ${token()}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(BASE + path, {
     method,
@@ -80,11 +81,26 @@ export function editable(s) {
   return rest;
 }
 
+// version is the If-Match header naming the version of site s as read:
+// the server refuses the write with 409 when the room changed since, so a
+// form opened before a mode switch cannot write the old mode back.
+export function version(s) {
+  return { 'If-Match': `"${s.updatedAt}"` };
+}
+
 // patchSite reads the room, applies change to its configuration and writes
-// it back whole, as the API expects (read, change, write).
+// it back whole, as the API expects (read, change, write), over the
+// version it read: when the room changed in between (409), it reads again
+// and applies change to the newer room, a few times at most.
 export async function patchSite(id, change) {
-  const cur = await call('GET', site(id));
-  const body = editable(cur);
-  change(body);
-  return call('PATCH', site(id), body);
+  for (let attempt = 1; ; attempt++) {
+    const cur = await call('GET', site(id));
+    const body = editable(cur);
+    change(body);
+    try {
+      return await call('PATCH', site(id), body, version(cur));
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 409 || attempt >= 3) throw err;
+    }
+  }
 }

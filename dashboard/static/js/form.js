@@ -5,7 +5,7 @@
 
 import { h, clear } from './dom.js';
 import { t } from './i18n.js';
-import { call, site, ApiError } from './api.js';
+import { call, site, version, ApiError } from './api.js';
 
 // groups lists the fields by section: [path, kind, extra].
 const groups = [
@@ -79,7 +79,7 @@ function put(obj, p, v) {
 const idOf = (p) => `f-${p.replace(/\./g, '-')}`;
 
 // localInput turns an RFC 3339 time into a datetime-local value.
-function localInput(s) {
+export function localInput(s) {
   if (!s) return '';
   const d = new Date(s);
   if (Number.isNaN(d.getTime())) return '';
@@ -192,6 +192,14 @@ export function siteForm(current, onDone) {
     }
   }
 
+  // stale tells the operator that the room changed since the form was
+  // read (a mode switch, the rate, another operator): nothing was saved,
+  // and the form can be loaded again with the room as it is now.
+  function stale() {
+    clear(status, t('staleForm'), ' ',
+      h('button', { type: 'button', class: 'small', id: 'reload-form', onclick: () => location.reload() }, t('reloadForm')));
+  }
+
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     clearErrors();
@@ -203,12 +211,14 @@ export function siteForm(current, onDone) {
       if (creating) res = await call('POST', '/sites', body);
       else {
         const { id, slug, createdAt, updatedAt, ...rest } = body;
-        res = await call('PATCH', site(current.id), rest);
+        res = await call('PATCH', site(current.id), rest, version(current));
+        current = res; // the next save is over this version
       }
       status.textContent = t('saved');
       onDone(res);
     } catch (err) {
-      if (err instanceof ApiError) showError(err);
+      if (err instanceof ApiError && err.status === 409) stale();
+      else if (err instanceof ApiError) showError(err);
       else status.textContent = t('error', { msg: err.message });
     } finally {
       submit.disabled = false;

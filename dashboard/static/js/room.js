@@ -7,6 +7,7 @@ import { h, clear, setText } from './dom.js';
 import { t, num } from './i18n.js';
 import { call, site, isKey, patchSite, info } from './api.js';
 import { siteForm, healthTest } from './form.js';
+import { eventsView } from './events.js';
 import { liveView } from './live.js';
 import { accessView, auditView } from './access.js';
 import { integration } from './snippets.js';
@@ -39,6 +40,7 @@ const MODES = ['queue', 'passthrough', 'soldOut', 'maintenance', 'queueAll'];
 const TABS = [
   ['live', 'tabLive', false],
   ['settings', 'tabSettings', false],
+  ['events', 'tabEvents', false],
   ['access', 'tabAccess', true],
   ['audit', 'tabAudit', true],
   ['integration', 'tabIntegration', false],
@@ -195,6 +197,10 @@ export async function roomPage(main, id, tab, once) {
         },
       }, t('deleteRoom'))));
     }
+  } else if (tab === 'events') {
+    body.appendChild(eventsView(s, (saved) => {
+      s = saved;
+    }));
   } else if (tab === 'access') {
     body.appendChild(accessView(s));
   } else if (tab === 'audit') {

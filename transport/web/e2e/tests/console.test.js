@@ -157,7 +157,8 @@ test('a key is shown once and its session sees only its room', async () => {
   assert.ok(k.page.url().includes(a.site.id), 'a key lands on its room');
   if (await hasLiveSocket(a.site.id)) await k.page.waitForSelector('.conn[data-conn="live"]', { timeout: 15000 });
   const tabs = await k.page.$$eval('.tabs a', (els) => els.map((e) => e.dataset.tab));
-  assert.deepEqual(tabs, ['live', 'settings', 'integration']);
+  // A key may change its room's events and preview them, as its settings.
+  assert.deepEqual(tabs, ['live', 'settings', 'events', 'integration']);
   assert.equal(await k.page.$('#instances'), null, 'no instances for a key');
   assert.equal(await k.page.$('#new-room'), null);
   assert.equal(await k.page.$('.room-title .back'), null, 'no way to a list of rooms');

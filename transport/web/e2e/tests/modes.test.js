@@ -53,6 +53,20 @@ test('sold out reaches a waiting page over its socket within 2 s, and queue brin
   await w.ctx.close();
 });
 
+test('an event naming soldOut for its end sells the room out on a waiting page within 2 s of its end', async () => {
+  const w = await waitingPage('eventend');
+  const ends = new Date(Date.now() + 4000);
+  await queue.updateRoom(w.site, {
+    events: [{ name: 'Main sale', startsAt: new Date(Date.now() - 60000).toISOString(), endsAt: ends.toISOString(), endMode: 'soldOut' }],
+  });
+  await waitFor(async () => (await w.page.textContent('#aq-state')) === 'Sold out', { timeout: 8000, interval: 50, message: 'sold out at the end' });
+  const late = Date.now() - ends.getTime();
+  assert.ok(late >= 0, `sold out ${-late} ms before the event's end`);
+  assert.ok(late <= 2000, `sold out ${late} ms after the event's end`);
+  assert.ok(w.frames.some((f) => f.at >= ends.getTime() && f.data.includes('"mode":"soldOut"')), 'no sold-out frame on the socket');
+  await w.ctx.close();
+});
+
 test('the emergency stop tells a waiting visitor that nobody is let in and that they keep their place', async () => {
   const w = await waitingPage('queueall');
   await queue.updateRoom(w.site, { mode: 'queueAll' });
