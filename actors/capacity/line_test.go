@@ -16,7 +16,7 @@ func TestLineMatchesSlice(t *testing.T) {
 	for step := 0; step < 20000; step++ {
 		if len(want) == 0 || rng.Intn(3) > 0 {
 			id := fmt.Sprint("v", step)
-			l.push(id)
+			l.push(id, int64(step))
 			want = append(want, id)
 		} else {
 			i := rng.Intn(len(want))
@@ -42,7 +42,7 @@ func TestLineMatchesSlice(t *testing.T) {
 func BenchmarkLinePlace(b *testing.B) {
 	l := newLine()
 	for i := 0; i < 100_000; i++ {
-		l.push(fmt.Sprint("v", i))
+		l.push(fmt.Sprint("v", i), int64(i))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
