@@ -40,12 +40,13 @@ func (t *Table) Arrive(id string, now int64) []Event {
 }
 
 // Estimate is what a visitor with a provisional place is told: everyone
-// now waiting stands ahead (Position is one more). Others who arrived
-// earlier and have not come back yet may still take their places ahead.
+// now waiting stands ahead (Position is one more, and Waiting counts the
+// visitor too, as for a waiter). Others who arrived earlier and have not
+// come back yet may still take their places ahead.
 func (t *Table) Estimate() Status {
 	t.init()
 	n := t.line.len()
-	return Status{Position: n + 1, Waiting: n, Inside: len(t.Inside), Provisional: true}
+	return Status{Position: n + 1, Waiting: n + 1, Inside: len(t.Inside), Provisional: true}
 }
 
 // Confirm is a request of visitor id whose cookie says they first came at

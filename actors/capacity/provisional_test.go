@@ -82,7 +82,7 @@ func TestProvisionalPlaceKeepsArrivalOrder(t *testing.T) {
 	r.now += sec
 	at := r.now
 	n := len(r.log)
-	if st := r.arrive("p"); !st.Provisional || st.Position != 2 || st.Waiting != 1 {
+	if st := r.arrive("p"); !st.Provisional || st.Position != 2 || st.Waiting != 2 {
 		t.Fatalf("first request got %+v, want provisional, about 1 ahead", st)
 	}
 	if len(r.log) != n {

@@ -45,7 +45,7 @@ func TestCapacityGrainProvisionalPlaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (capacity.Status{Position: 2, Waiting: 1, Inside: 1, Provisional: true}); st != want {
+		if want := (capacity.Status{Position: 2, Waiting: 2, Inside: 1, Provisional: true}); st != want {
 			t.Fatalf("first request %d: got %+v, want %+v", i, st, want)
 		}
 	}

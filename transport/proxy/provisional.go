@@ -28,7 +28,7 @@ func (g *gate) ask(ctx context.Context, v Visitor, known bool) (capacity.Status,
 // counts once the cookie comes back, so the page says "about N ahead",
 // everyone who waits now.
 func (g *gate) waitProvisional(w http.ResponseWriter, st capacity.Status) {
-	g.waitPage(w, "about "+strconv.Itoa(st.Waiting)+" ahead", st.Waiting, int(g.room.Settings.Refresh/time.Second))
+	g.waitPage(w, "about "+strconv.Itoa(st.Position-1)+" ahead", st.Waiting, int(g.room.Settings.Refresh/time.Second))
 }
 
 // refuse answers a first request over its address's budget: the waiting
