@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
@@ -63,20 +65,42 @@ func TestConfigAddressBudget(t *testing.T) {
 	}
 }
 
-// BenchmarkRefusedFirstRequest is the cost of a first request over its
-// address's budget: the address read, the bucket, the page with no place.
-func BenchmarkRefusedFirstRequest(b *testing.B) {
-	f := newFakeRoom(b, `active = 1
-      on_store_error = "wait"
-      address_budget {
+// BenchmarkFirstRequest compares, in one run, a first request (no cookie)
+// to a full room through the real grain (a provisional place: one call, no
+// write) with one over its address's budget (the address, the bucket, the
+// page with no place; no grain). The handler is called directly.
+func BenchmarkFirstRequest(b *testing.B) {
+	for _, tc := range []struct{ name, budget string }{
+		{"provisional", `address_budget {
+        per_minute = 6000000
+        burst      = 10000000
+      }`},
+		{"refused", `address_budget {
         per_minute = 1
         burst      = 1
-      }`)
-	f.get("192.0.2.9", "")
-	b.ReportAllocs()
-	for b.Loop() {
-		if w, _ := f.get("192.0.2.9", ""); w.Code != 503 {
-			b.Fatal(w.Code)
-		}
+      }`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			f := startFloodRoom(b, `active = 1
+      `+tc.budget)
+			get := func() int {
+				req := httptest.NewRequest("GET", "/", nil)
+				req.Host, req.RemoteAddr = "shop.test", "192.0.2.9:40000"
+				w := httptest.NewRecorder()
+				f.h.ServeHTTP(w, req)
+				return w.Code
+			}
+			for deadline := time.Now().Add(20 * time.Second); get() != 200; time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatal("the room never answered")
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if st := get(); st != 503 {
+					b.Fatal(st)
+				}
+			}
+		})
 	}
 }
