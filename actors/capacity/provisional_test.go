@@ -274,3 +274,28 @@ func simulateProvisional(t *testing.T, seed int64) {
 		}
 	}
 }
+
+// TestFloodLogBudget: first requests that never come back, 1,000 a second
+// for a minute from ever new ids, write at most one admission per slot per
+// provisional window and one expiry a second, however many they are.
+func TestFloodLogBudget(t *testing.T) {
+	const active = 5
+	r := newRoom(active)
+	n := len(r.log)
+	start := r.now
+	for r.now = start; r.now < start+60*sec; r.now += sec / 1000 {
+		r.apply(r.t.Arrive(fmt.Sprint("f", r.now), r.now))
+	}
+	counts := map[string]int{}
+	for _, e := range r.log[n:] {
+		counts[e.Type]++
+	}
+	window := int64(r.t.Settings.ProvisionalWindow())
+	if limit := active * int(60*sec/window+1); counts[TypeAdmitted] > limit || counts[TypeAdmitted] < active {
+		t.Errorf("%d admissions in a minute, want %d–%d", counts[TypeAdmitted], active, limit)
+	}
+	if counts[TypeExpired] > 61 || counts[TypeQueued] != 0 || len(r.t.Waiting()) != 0 {
+		t.Errorf("%d expiries, %d places queued, %d waiting; want at most 61, none, none",
+			counts[TypeExpired], counts[TypeQueued], len(r.t.Waiting()))
+	}
+}
