@@ -51,3 +51,25 @@ func BenchmarkLinePlace(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLineInsertTail is a confirmation landing tail places from the
+// end of a line of 200,000 (a refresh interval's arrivals), with an
+// arrival at the end and a departure at the front, as in a sale.
+func BenchmarkLineInsertTail(b *testing.B) {
+	for _, tail := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprint(tail), func(b *testing.B) {
+			l := newLine()
+			for i := 0; i < 200_000; i++ {
+				l.push(fmt.Sprint("v", i), int64(i))
+			}
+			n := 200_000
+			b.ReportAllocs()
+			for b.Loop() {
+				l.insert(fmt.Sprint("c", n), int64(n-tail))
+				l.push(fmt.Sprint("v", n), int64(n))
+				l.remove(fmt.Sprint("v", n-200_000))
+				n++
+			}
+		})
+	}
+}

@@ -64,9 +64,9 @@ func (t *Table) Confirm(id string, arrived, now int64) []Event {
 	evs := t.Expire(now)
 	gone, left := expired(evs)
 	free := t.Settings.Active - (len(t.Inside) - len(gone))
-	ahead, slot := t.line.before(arrived), t.line.slot(arrived)
+	ahead := t.line.before(arrived)
 	for w := range left {
-		if t.line.index(w) < slot {
+		if t.line.arrival(w) <= arrived {
 			ahead--
 		}
 	}

@@ -188,8 +188,9 @@ func (t *Table) Check(id string, now int64) []Event {
 	free := t.Settings.Active - (len(t.Inside) - len(gone))
 	if ahead, ok := t.line.ahead(id); ok && !left[id] {
 		t.seen[id] = now
+		mine := ahead
 		for w := range left {
-			if t.line.index(w) < t.line.index(id) {
+			if n, _ := t.line.ahead(w); n < mine {
 				ahead--
 			}
 		}
