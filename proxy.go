@@ -124,6 +124,10 @@ func startProxy(b *bootstrap, path, addr string) error {
 	if err != nil {
 		return err
 	}
+	if err := b.reg.Register(h.Collector()); err != nil {
+		h.Close()
+		return fmt.Errorf("proxy metrics: %w", err)
+	}
 	l.stop = h.Close
 	b.ls.serve(l, proxyServer(h))
 	b.logger.Info("aditus-queue proxy serving", "addr", l.ln.Addr().String(), "config", path, "cluster", n.Address())

@@ -260,6 +260,16 @@ func cookieOf(t *testing.T, h http.Header) (name, value string) {
 	return "", ""
 }
 
+// roomCookie is the room cookie set in h as name=value, or "".
+func roomCookie(h http.Header) string {
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		if strings.HasPrefix(c.Name, "aq_") {
+			return c.Name + "=" + c.Value
+		}
+	}
+	return ""
+}
+
 func raw(t *testing.T, base, host, path, cookie string, hdr ...string) (int, string, http.Header) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+path, nil)
@@ -342,11 +352,15 @@ host "release.test" {
 		t.Fatalf("first visitor: %d", st)
 	}
 	na, va := cookieOf(t, ha)
+	// b's first request has a provisional place; b's return counts it.
 	st, body, hb := raw(t, base, "expiry.test", "/", "")
-	if st != 503 || body != `<meta http-equiv="refresh" content="1">pos=1 of=1 every=1` {
+	if st != 503 || body != `<meta http-equiv="refresh" content="1">pos=about 0 ahead of=1 every=1` {
 		t.Fatalf("second visitor: %d %q", st, body)
 	}
 	_, vb := cookieOf(t, hb)
+	if st, body, _ := raw(t, base, "expiry.test", "/", na+"="+vb); st != 503 || body != `<meta http-equiv="refresh" content="1">pos=1 of=1 every=1` {
+		t.Fatalf("second visitor back: %d %q", st, body)
+	}
 	// Bypass: a crawler and a health probe pass without slot or cookie.
 	for _, h := range [][]string{{"User-Agent", "Mozilla/5.0 (compatible; Googlebot/2.1)"}, nil} {
 		path := "/"
@@ -464,10 +478,18 @@ host "admit.test" {
 	} {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			st, body, h := raw(t, tc.base, "wait.test", "/", "")
-			if st == tc.status && strings.Contains(body, tc.body) && (st == 200 || strings.Contains(body, `id="waiting">`+fmt.Sprint(i-1)+`<`)) {
-				n, v := cookieOf(t, h)
-				cookies = append(cookies, n+"="+v)
+			// A first request, then the return that counts its place
+			// (and gives a slot holder the whole session).
+			st, _, h := raw(t, tc.base, "wait.test", "/", "")
+			cookie, body := roomCookie(h), ""
+			if cookie != "" {
+				st, body, h = raw(t, tc.base, "wait.test", "/", cookie)
+				if c := roomCookie(h); c != "" {
+					cookie = c
+				}
+			}
+			if cookie != "" && st == tc.status && strings.Contains(body, tc.body) && (st == 200 || strings.Contains(body, `id="waiting">`+fmt.Sprint(i-1)+`<`)) {
+				cookies = append(cookies, cookie)
 				break
 			}
 			if time.Now().After(deadline) {
@@ -621,16 +643,25 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 	var cookies []string
 	for i, want := range []int{200, 200, 503} {
 		st, _, h := raw(t, base, "shop.test", "/", "")
-		if st != want {
-			t.Fatalf("visitor %d: %d, want %d", i, st, want)
-		}
 		n, v := cookieOf(t, h)
+		// The return makes the place real (a slot holder's, a session).
+		if st, _, h = raw(t, base, "shop.test", "/", n+"="+v); st != want {
+			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
+		}
+		if h.Get("Set-Cookie") != "" {
+			n, v = cookieOf(t, h)
+		}
 		cookies = append(cookies, n+"="+v)
 	}
 	p.stop() // SIGKILL
 	_, base = startProxyProc(t, dir, src)
-	if st, body, _ := raw(t, base, "shop.test", "/", ""); st != 503 || !strings.Contains(body, `id="position">2<`) {
-		t.Fatalf("newcomer after the restart: %d, want 503 at place 2:\n%s", st, body)
+	st, body, h := raw(t, base, "shop.test", "/", "")
+	if st != 503 || !strings.Contains(body, `id="position">about 1 ahead<`) {
+		t.Fatalf("newcomer after the restart: %d, want 503 about 1 ahead:\n%s", st, body)
+	}
+	n, v := cookieOf(t, h)
+	if st, body, _ := raw(t, base, "shop.test", "/", n+"="+v); st != 503 || !strings.Contains(body, `id="position">2<`) {
+		t.Fatalf("newcomer back after the restart: %d, want 503 at place 2:\n%s", st, body)
 	}
 	if st, body, _ := raw(t, base, "shop.test", "/", cookies[2]); st != 503 || !strings.Contains(body, `id="position">1<`) {
 		t.Fatalf("waiter after the restart: %d, want 503 at place 1:\n%s", st, body)

@@ -19,6 +19,10 @@ type Event struct {
 	At    int64 `json:"at"`
 	// ID is the visitor of a queued, admitted or released event.
 	ID string `json:"id,omitempty"`
+	// Arrived is when a queued visitor first came, when that is before
+	// At: a provisional place confirmed by the visitor's return keeps its
+	// arrival order. Zero: the visitor arrived At, at the end of the line.
+	Arrived int64 `json:"arrived,omitempty"`
 	// Until is when an admitted visitor's slot ends unless renewed.
 	Until int64 `json:"until,omitempty"`
 	// IDs are the slot holders whose session ended (expired).

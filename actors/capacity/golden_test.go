@@ -17,6 +17,7 @@ func TestGolden(t *testing.T) {
 	evs := []Event{
 		{Type: TypeConfigured, Epoch: 7, At: at, Settings: &Settings{Active: 500, Session: 5 * time.Minute, Refresh: 10 * time.Second}},
 		{Type: TypeQueued, Epoch: 7, At: at, ID: "q7d2"},
+		{Type: TypeQueued, Epoch: 7, At: at, ID: "p3k9", Arrived: at - int64(9*time.Second)},
 		{Type: TypeAdmitted, Epoch: 7, At: at, ID: "q7d2", Until: at + int64(5*time.Minute)},
 		{Type: TypeReleased, Epoch: 7, At: at, ID: "q7d2"},
 		{Type: TypeKeyed, Epoch: 7, At: at, KeySealed: []byte("sealed cookie key")},

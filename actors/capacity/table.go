@@ -8,6 +8,11 @@
 // k free slots, the first k of the line are let in on their next check, and
 // nobody behind them is.
 //
+// A first request without a cookie takes only a provisional place (Arrive,
+// provisional.go): nothing is written and nobody's position counts it until
+// the visitor comes back with the cookie (Confirm), when the place is
+// inserted at its arrival time.
+//
 // The grain holding a table appends the events that Check, Touch, Release
 // and Expire return, then applies them with Apply; a table is recovered by
 // replaying its log through Apply and calling Recovered.
@@ -61,6 +66,9 @@ type Status struct {
 	Waiting int `json:"waiting"`
 	// Inside is how many slots are taken.
 	Inside int `json:"inside"`
+	// Provisional reports a place not yet counted (a first request, see
+	// Arrive): Position is then an estimate, everyone waiting plus one.
+	Provisional bool `json:"provisional,omitempty"`
 }
 
 // Table is one capacity room: the slot holders and the line. It is not
@@ -97,13 +105,14 @@ type tableJSON struct {
 	Settings  Settings         `json:"settings"`
 	Inside    map[string]int64 `json:"inside"`
 	Line      []string         `json:"line"`
+	LineAt    []int64          `json:"lineAt,omitempty"`
 	KeySealed []byte           `json:"keySealed,omitempty"`
 }
 
 // MarshalJSON encodes the table for a snapshot.
 func (t *Table) MarshalJSON() ([]byte, error) {
 	t.init()
-	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.KeySealed})
+	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed})
 }
 
 // UnmarshalJSON restores a snapshot; call Recovered after replay.
@@ -114,7 +123,7 @@ func (t *Table) UnmarshalJSON(b []byte) error {
 	}
 	t.Epoch, t.Settings, t.Inside, t.KeySealed = j.Epoch, j.Settings, j.Inside, j.KeySealed
 	t.line = newLine()
-	t.line.rebuild(j.Line)
+	t.line.rebuild(j.Line, j.LineAt)
 	t.seen = map[string]int64{}
 	return nil
 }
@@ -170,10 +179,7 @@ func (t *Table) Configure(s Settings, now int64) []Event {
 // way; Status tells the outcome once they are applied.
 func (t *Table) Check(id string, now int64) []Event {
 	evs := t.Expire(now)
-	var gone, left map[string]bool
-	if len(evs) > 0 {
-		gone, left = set(evs[0].IDs), set(evs[0].Left)
-	}
+	gone, left := expired(evs)
 	until := now + int64(t.Settings.Session)
 	if _, ok := t.Inside[id]; ok && !gone[id] {
 		t.Inside[id] = max(t.Inside[id], until)
@@ -182,8 +188,9 @@ func (t *Table) Check(id string, now int64) []Event {
 	free := t.Settings.Active - (len(t.Inside) - len(gone))
 	if ahead, ok := t.line.ahead(id); ok && !left[id] {
 		t.seen[id] = now
+		mine := ahead
 		for w := range left {
-			if t.line.index(w) < t.line.index(id) {
+			if n, _ := t.line.ahead(w); n < mine {
 				ahead--
 			}
 		}
@@ -198,6 +205,14 @@ func (t *Table) Check(id string, now int64) []Event {
 	// A new visitor, or a waiter silent too long (the Expired event
 	// before this one drops the old place): the end of the line.
 	return append(evs, Event{Type: TypeQueued, At: now, ID: id})
+}
+
+// expired returns the slot holders and waiters an Expire result drops.
+func expired(evs []Event) (gone, left map[string]bool) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	return set(evs[0].IDs), set(evs[0].Left)
 }
 
 func set(ids []string) map[string]bool {
@@ -292,7 +307,11 @@ func (t *Table) apply(e Event) {
 		t.KeySealed = e.KeySealed
 	case TypeQueued:
 		if !t.line.has(e.ID) {
-			t.line.push(e.ID)
+			if e.Arrived > 0 && e.Arrived < e.At {
+				t.line.insert(e.ID, e.Arrived)
+			} else {
+				t.line.push(e.ID, e.At)
+			}
 			if _, ok := t.seen[e.ID]; !ok {
 				t.seen[e.ID] = e.At
 			}

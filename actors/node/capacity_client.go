@@ -15,6 +15,24 @@ func (c *Client) CapacityCheck(ctx context.Context, id string, s capacity.Settin
 	return st, err
 }
 
+// CapacityArrive asks capacity room id about a visitor's first request
+// (no cookie): in at once when nobody waits and a slot is free, otherwise
+// a provisional place that costs no write, with an estimate of the place.
+func (c *Client) CapacityArrive(ctx context.Context, id string, s capacity.Settings, visitor string) (capacity.Status, error) {
+	var st capacity.Status
+	err := c.call(ctx, id, KindCapacity, opCapCheck, CapacityRequest{Settings: s, ID: visitor, First: true}, &st)
+	return st, err
+}
+
+// CapacityConfirm is CapacityCheck for a visitor whose cookie says they
+// first came at arrived (Unix nanoseconds): a provisional place becomes
+// real in that order of arrival.
+func (c *Client) CapacityConfirm(ctx context.Context, id string, s capacity.Settings, visitor string, arrived int64) (capacity.Status, error) {
+	var st capacity.Status
+	err := c.call(ctx, id, KindCapacity, opCapCheck, CapacityRequest{Settings: s, ID: visitor, Arrived: arrived}, &st)
+	return st, err
+}
+
 // CapacityTouch renews the slots of visitors seen active (one batch).
 func (c *Client) CapacityTouch(ctx context.Context, id string, visitors []string) error {
 	return c.call(ctx, id, KindCapacity, opCapTouch, CapacityRequest{IDs: visitors}, nil)

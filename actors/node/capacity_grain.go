@@ -43,6 +43,13 @@ type CapacityRequest struct {
 	Settings capacity.Settings `json:"settings"`
 	// ID is the visitor (check, release).
 	ID string `json:"id,omitempty"`
+	// First marks a check of a visitor without a cookie: a provisional
+	// place, written nowhere (capacity.Table.Arrive).
+	First bool `json:"first,omitempty"`
+	// Arrived is when a visitor with a provisional place first came, as
+	// their cookie says: their return confirms the place in that order
+	// (capacity.Table.Confirm).
+	Arrived int64 `json:"arrived,omitempty"`
 	// IDs are the visitors seen active since the last batch (touch).
 	IDs []string `json:"ids,omitempty"`
 }
@@ -132,11 +139,15 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 			ctx.Respond(errResponse(err))
 			return
 		}
-		if err := g.write(g.t.Check(r.ID, now)); err != nil {
+		if err := g.write(g.check(r, now)); err != nil {
 			ctx.Respond(errResponse(err))
 			return
 		}
-		ctx.Respond(okResponse(g.t.Status(r.ID)))
+		st := g.t.Status(r.ID)
+		if r.First && !st.Admitted && st.Position == 0 {
+			st = g.t.Estimate()
+		}
+		ctx.Respond(okResponse(st))
 	case opCapTouch:
 		g.t.Touch(r.IDs, now)
 		ctx.Respond(okResponse(struct{}{}))
@@ -158,6 +169,18 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 	default:
 		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
 	}
+}
+
+// check is the events of a visitor's check: a first request, a return
+// with a provisional place, or any other.
+func (g *capacityGrain) check(r CapacityRequest, now int64) []capacity.Event {
+	switch {
+	case r.First:
+		return g.t.Arrive(r.ID, now)
+	case r.Arrived > 0:
+		return g.t.Confirm(r.ID, r.Arrived, now)
+	}
+	return g.t.Check(r.ID, now)
 }
 
 // write appends evs, reads the stream back (fencing) and applies what it

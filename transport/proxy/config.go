@@ -22,6 +22,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
@@ -118,6 +119,11 @@ type Room struct {
 	// RateRoom names a rate room (seed 000) whose admission tokens this
 	// block enforces instead of counting slots.
 	RateRoom string
+	// AddressBudget limits the new visitors (first requests without a
+	// cookie) one client address brings to the room on each proxy node
+	// (`address_budget { per_minute  burst }`; unset fields take the
+	// defaults of a site's addressBudget).
+	AddressBudget room.AddressBudget
 }
 
 // The HCL schema, decoded with gohcl: an unknown block or attribute is a
@@ -157,16 +163,23 @@ type staticSchema struct {
 }
 
 type waitingRoomSchema struct {
-	Active       *int      `hcl:"active,optional"`
-	OnStoreError *string   `hcl:"on_store_error,optional"`
-	Session      *string   `hcl:"session,optional"`
-	Refresh      *string   `hcl:"refresh,optional"`
-	Page         *string   `hcl:"page,optional"`
-	Name         *string   `hcl:"name,optional"`
-	Secret       *string   `hcl:"secret,optional"`
-	Priority     *int      `hcl:"priority,optional"`
-	Room         *string   `hcl:"room,optional"`
-	Range        hcl.Range `hcl:",def_range"`
+	Active       *int    `hcl:"active,optional"`
+	OnStoreError *string `hcl:"on_store_error,optional"`
+	Session      *string `hcl:"session,optional"`
+	Refresh      *string `hcl:"refresh,optional"`
+	Page         *string `hcl:"page,optional"`
+	Name         *string `hcl:"name,optional"`
+	Secret       *string `hcl:"secret,optional"`
+	Priority     *int    `hcl:"priority,optional"`
+	Room         *string `hcl:"room,optional"`
+	// AddressBudget is the `address_budget { … }` block.
+	AddressBudget *budgetSchema `hcl:"address_budget,block"`
+	Range         hcl.Range     `hcl:",def_range"`
+}
+
+type budgetSchema struct {
+	PerMinute *float64 `hcl:"per_minute,optional"`
+	Burst     *int     `hcl:"burst,optional"`
 }
 
 type ruleSchema struct {
@@ -336,8 +349,8 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		r.Secret = *ws.Secret
 	}
 	if ws.Room != nil {
-		if ws.Active != nil || ws.Session != nil || ws.Page != nil {
-			return nil, errors.New(`room = "<slug>" names a rate room: active, session and page belong to capacity rooms`)
+		if ws.Active != nil || ws.Session != nil || ws.Page != nil || ws.AddressBudget != nil {
+			return nil, errors.New(`room = "<slug>" names a rate room: active, session, page and address_budget belong to capacity rooms (a rate room's budget is its site's addressBudget)`)
 		}
 		r.RateRoom = *ws.Room
 	} else if ws.Active == nil {
@@ -376,6 +389,11 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 			return nil, err
 		}
 	}
+	b, err := buildBudget(ws.AddressBudget)
+	if err != nil {
+		return nil, err
+	}
+	r.AddressBudget = b
 	if ws.Page != nil {
 		p := *ws.Page
 		if !filepath.IsAbs(p) {
@@ -388,6 +406,28 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		r.Page = b
 	}
 	return r, nil
+}
+
+// buildBudget checks an address_budget block against the bounds of a
+// site's addressBudget; unset fields take its defaults.
+func buildBudget(bs *budgetSchema) (room.AddressBudget, error) {
+	b := room.AddressBudget{}.Effective()
+	if bs == nil {
+		return b, nil
+	}
+	if bs.PerMinute != nil {
+		if !(*bs.PerMinute >= 1 && *bs.PerMinute <= room.MaxBudgetPerMinute) {
+			return b, fmt.Errorf("address_budget: per_minute must be 1–%d new visitors a minute", room.MaxBudgetPerMinute)
+		}
+		b.PerMinute = *bs.PerMinute
+	}
+	if bs.Burst != nil {
+		if *bs.Burst < 1 || *bs.Burst > room.MaxBudgetBurst {
+			return b, fmt.Errorf("address_budget: burst must be 1–%d", room.MaxBudgetBurst)
+		}
+		b.Burst = *bs.Burst
+	}
+	return b, nil
 }
 
 func buildServer(ss serverSchema) (Server, error) {

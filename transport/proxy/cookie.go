@@ -14,14 +14,22 @@ import (
 // visitorSize is a visitor id's length in bytes.
 const visitorSize = 16
 
-// cookieSize is the plain text of a cookie: the visitor id and when the
-// visitor's slot ends (Unix nanoseconds; 0 while waiting).
-const cookieSize = visitorSize + 8
+// cookieSize is the plain text of a cookie: the visitor id, when the
+// visitor's slot ends (Unix nanoseconds; 0 while waiting) and when the
+// visitor first came (0 on cookies sealed before arrival times were kept,
+// which still open: oldCookieSize).
+const (
+	cookieSize    = visitorSize + 16
+	oldCookieSize = visitorSize + 8
+)
 
 // Visitor is what a cookie says.
 type Visitor struct {
 	ID      [visitorSize]byte
 	Expires int64
+	// Arrived is when the visitor's first request came: a provisional
+	// place is confirmed in that order when the cookie comes back.
+	Arrived int64
 }
 
 // cookieBox seals and opens the cookies of one room with AES-256-GCM. The
@@ -64,6 +72,7 @@ func (b *cookieBox) seal(v Visitor) string {
 	var plain [cookieSize]byte
 	copy(plain[:], v.ID[:])
 	binary.BigEndian.PutUint64(plain[visitorSize:], uint64(v.Expires))
+	binary.BigEndian.PutUint64(plain[visitorSize+8:], uint64(v.Arrived))
 	out := b.aead.Seal(buf[:12], nonce, plain[:], b.ad)
 	return base64.RawURLEncoding.EncodeToString(out)
 }
@@ -73,11 +82,17 @@ func (b *cookieBox) seal(v Visitor) string {
 // nothing: the admitted visitor's check is on every request.
 func (b *cookieBox) open(s string) (Visitor, error) {
 	var v Visitor
-	var raw [12 + cookieSize + 16]byte
-	if base64.RawURLEncoding.DecodedLen(len(s)) != len(raw) {
+	var buf [12 + cookieSize + 16]byte
+	size := cookieSize
+	switch base64.RawURLEncoding.DecodedLen(len(s)) {
+	case 12 + cookieSize + 16:
+	case 12 + oldCookieSize + 16:
+		size = oldCookieSize
+	default:
 		return v, errCookie
 	}
-	n, err := base64.RawURLEncoding.Decode(raw[:], unsafe.Slice(unsafe.StringData(s), len(s))) // read only
+	raw := buf[:12+size+16]
+	n, err := base64.RawURLEncoding.Decode(raw, unsafe.Slice(unsafe.StringData(s), len(s))) // read only
 	if err != nil || n != len(raw) {
 		return v, errCookie
 	}
@@ -87,6 +102,9 @@ func (b *cookieBox) open(s string) (Visitor, error) {
 	}
 	copy(v.ID[:], plain[:visitorSize])
 	v.Expires = int64(binary.BigEndian.Uint64(plain[visitorSize:]))
+	if size == cookieSize {
+		v.Arrived = int64(binary.BigEndian.Uint64(plain[visitorSize+8:]))
+	}
 	return v, nil
 }
 

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,25 @@ func BenchmarkCookieOpen(b *testing.B) {
 		if _, err := box.open(c); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCookieArrivalAndOldCookies keeps the arrival time in the cookie, and
+// still opens a cookie sealed in the earlier layout (no arrival time).
+func TestCookieArrivalAndOldCookies(t *testing.T) {
+	box, _ := newCookieBox(bytes.Repeat([]byte{7}, 32), "shop.example.com", "/")
+	v := newVisitor()
+	v.Arrived = 1_780_000_000_000_000_000
+	if got, err := box.open(box.seal(v)); err != nil || got != v {
+		t.Fatalf("open: got %+v %v, want %+v", got, err, v)
+	}
+	var nonce [12]byte
+	plain := make([]byte, oldCookieSize)
+	copy(plain, v.ID[:])
+	plain[oldCookieSize-1] = 9
+	old := base64.RawURLEncoding.EncodeToString(box.aead.Seal(nonce[:], nonce[:], plain, box.ad))
+	got, err := box.open(old)
+	if want := (Visitor{ID: v.ID, Expires: 9}); err != nil || got != want {
+		t.Fatalf("old cookie: got %+v %v, want %+v", got, err, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +30,8 @@ type gate struct {
 	// secure decides the cookie's Secure attribute (cookie_secure; until
 	// New sets it, TLS to this proxy alone).
 	secure func(*http.Request) bool
+	// budget limits the first requests of each client address.
+	budget *addressBudget
 
 	box atomic.Pointer[cookieBox]
 	// keyMu serialises fetching the key from the store.
@@ -52,6 +53,11 @@ func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gat
 	g := &gate{room: r, id: id, cookieName: "aq_" + id[1:13], store: store, now: now, log: log.With("room", r.Name, "host", r.Host),
 		pending: map[[visitorSize]byte]struct{}{}, released: map[[visitorSize]byte]int64{},
 		secure: func(r *http.Request) bool { return r.TLS != nil }}
+	b, err := newAddressBudget(r.AddressBudget, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	g.budget = b
 	src := r.Page
 	if src == nil {
 		src = builtinPage
@@ -123,11 +129,16 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		}
 	}
 	if !known {
+		if ok, wait := g.budget.take(r); !ok {
+			g.refuse(w, wait)
+			return v, false, false
+		}
 		v = newVisitor()
+		v.Arrived = now
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
-	st, err := g.store.Check(ctx, g.id, g.room.Settings, v.idString())
+	st, err := g.ask(ctx, v, known)
 	if err != nil {
 		if v.Expires > now && !g.wasReleased(v) {
 			// A holder renewing early: the cookie is still good.
@@ -146,7 +157,11 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 	}
 	v.Expires = 0
 	g.setCookie(w, r, box, v)
-	g.wait(w, st.Position, st.Waiting)
+	if st.Provisional {
+		g.waitProvisional(w, st)
+	} else {
+		g.wait(w, st.Position, st.Waiting)
+	}
 	return v, false, false
 }
 
@@ -162,13 +177,7 @@ func (g *gate) storeError(w http.ResponseWriter) bool {
 
 // wait answers the waiting page: 503, Retry-After, never cached.
 func (g *gate) wait(w http.ResponseWriter, position, waiting int) {
-	refresh := int(g.room.Settings.Refresh / time.Second)
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Retry-After", strconv.Itoa(refresh))
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write(g.page.render(position, waiting, refresh))
+	g.waitPage(w, num(position), waiting, int(g.room.Settings.Refresh/time.Second))
 }
 
 func (g *gate) setCookie(w http.ResponseWriter, r *http.Request, box *cookieBox, v Visitor) {
@@ -220,7 +229,7 @@ func (g *gate) release(ctx context.Context, r *http.Request, v Visitor) *http.Co
 		g.log.Warn("release failed; the slot ends with its session", "error", err)
 	}
 	box := g.box.Load()
-	v.Expires = 0
+	v.Expires, v.Arrived = 0, 0
 	return &http.Cookie{Name: g.cookieName, Value: box.seal(v), Path: "/", HttpOnly: true,
 		Secure: g.secure(r), SameSite: http.SameSiteLaxMode}
 }

@@ -120,6 +120,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 						return nil, err
 					}
 					g.secure = fr.cookieSecure
+					g.budget.addrs = fr.addrs
 					gates[key] = g
 					h.gates = append(h.gates, g)
 				}

@@ -11,7 +11,9 @@ var builtinPage []byte
 
 // page renders a waiting page: {position} (1 is next), {waiting}
 // (everyone in this room's line) and {refresh} (seconds between checks).
-// Unknown position and waiting (store unreachable) show as "…".
+// Unknown position and waiting (store unreachable, or a first request
+// refused for its address's budget) show as "…"; a first request, whose
+// place counts only when the visitor comes back, shows "about N ahead".
 type page struct {
 	parts [][]byte // text between placeholders
 	holes []string // placeholder names, len(parts)-1
@@ -46,12 +48,18 @@ func parsePage(src []byte) *page {
 
 // render fills the page; position and waiting below 1 show as "…".
 func (p *page) render(position, waiting, refreshSeconds int) []byte {
-	num := func(n int) string {
-		if n < 1 {
-			return "…"
-		}
-		return strconv.Itoa(n)
+	return p.fill(num(position), waiting, refreshSeconds)
+}
+
+func num(n int) string {
+	if n < 1 {
+		return "…"
 	}
+	return strconv.Itoa(n)
+}
+
+// fill is render with the text of {position} given.
+func (p *page) fill(position string, waiting, refreshSeconds int) []byte {
 	var b bytes.Buffer
 	for i, part := range p.parts {
 		b.Write(part)
@@ -60,7 +68,7 @@ func (p *page) render(position, waiting, refreshSeconds int) []byte {
 		}
 		switch p.holes[i] {
 		case "{position}":
-			b.WriteString(num(position))
+			b.WriteString(position)
 		case "{waiting}":
 			b.WriteString(num(waiting))
 		case "{refresh}":

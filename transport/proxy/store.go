@@ -14,6 +14,15 @@ type Store interface {
 	// in when a slot is free for their place) or puts a new visitor in
 	// line, and tells where the visitor stands.
 	Check(ctx context.Context, room string, s capacity.Settings, visitor string) (capacity.Status, error)
+	// Arrive is a first request (the visitor has no cookie): in at once
+	// when nobody waits and a slot is free, otherwise a provisional place
+	// that nobody's position counts and nothing records (the status says
+	// Provisional, with an estimate).
+	Arrive(ctx context.Context, room string, s capacity.Settings, visitor string) (capacity.Status, error)
+	// Confirm is Check for a visitor whose cookie says they first came at
+	// arrived (Unix nanoseconds): a provisional place becomes real in that
+	// order when it comes back within one refresh interval and a margin.
+	Confirm(ctx context.Context, room string, s capacity.Settings, visitor string, arrived int64) (capacity.Status, error)
 	// Touch renews the slots of visitors seen active (one batch).
 	Touch(ctx context.Context, room string, visitors []string) error
 	// Release frees a visitor's slot at once.
@@ -38,6 +47,16 @@ type ClusterStore struct {
 // Check implements Store.
 func (s ClusterStore) Check(ctx context.Context, room string, set capacity.Settings, visitor string) (capacity.Status, error) {
 	return s.Client.CapacityCheck(ctx, room, set, visitor)
+}
+
+// Arrive implements Store.
+func (s ClusterStore) Arrive(ctx context.Context, room string, set capacity.Settings, visitor string) (capacity.Status, error) {
+	return s.Client.CapacityArrive(ctx, room, set, visitor)
+}
+
+// Confirm implements Store.
+func (s ClusterStore) Confirm(ctx context.Context, room string, set capacity.Settings, visitor string, arrived int64) (capacity.Status, error) {
+	return s.Client.CapacityConfirm(ctx, room, set, visitor, arrived)
 }
 
 // Touch implements Store.

@@ -1,6 +1,8 @@
 // The capacity room's built-in waiting page in Chromium: a visitor who
-// finds the room full sees their place in line, and the page refreshes by
-// itself into the shop once the visitor inside leaves.
+// finds the room full sees an estimate on the first request and their
+// place in line once the page comes back with its cookie, and the page
+// refreshes by itself into the shop once the visitor inside leaves, also
+// while one address floods the room without cookies.
 
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -50,8 +52,13 @@ host "127.0.0.1" {
   assert.equal(res.status(), 503);
   assert.equal(res.headers()['cache-control'], 'no-store');
   assert.equal(res.headers()['retry-after'], '1');
-  assert.equal(await second.textContent('#position'), '1');
+  // A first request: a provisional place, counted once the cookie is back.
+  assert.equal(await second.textContent('#position'), 'about 0 ahead');
   assert.equal(await second.textContent('#waiting'), '1');
+  await waitFor(async () => (await second.textContent('#position').catch(() => '')) === '1', {
+    timeout: 10000,
+    message: 'the refreshed page shows place 1',
+  });
   // Still waiting after a few refreshes while the first visitor is inside.
   await second.waitForTimeout(2500);
   assert.equal(await second.textContent('#position'), '1');
@@ -63,4 +70,76 @@ host "127.0.0.1" {
     message: 'the waiting page refreshed into the shop',
   });
   assert.equal(await second.textContent('#shop'), 'Welcome to the shop');
+});
+
+// flood sends requests without cookies from 127.0.0.2 to base, conns at a
+// time, until stop() is called; it counts the answers by status.
+function flood(base, conns) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: conns, localAddress: '127.0.0.2' });
+  const counts = {};
+  let running = true;
+  const one = () => new Promise((resolve) => {
+    const req = http.get(`${base}/`, { agent }, (res) => {
+      counts[res.statusCode] = (counts[res.statusCode] || 0) + 1;
+      res.resume();
+      res.on('end', resolve);
+    });
+    req.on('error', () => { counts.error = (counts.error || 0) + 1; resolve(); });
+  });
+  const loops = Array.from({ length: conns }, async () => {
+    while (running) await one();
+  });
+  return {
+    counts,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+      agent.destroy();
+    },
+  };
+}
+
+test('under a flood without cookies, a browser gets its place and is let in when the slot frees', async () => {
+  const shop = await startShop();
+  cleanup.push(shop.stop);
+  const proxy = await startProxy(`
+host "127.0.0.1" {
+  location "/" {
+    upstream "${shop.addr}" {}
+    waiting_room {
+      active         = 1
+      on_store_error = "wait"
+      refresh        = "1s"
+    }
+  }
+}
+`);
+  cleanup.push(proxy.stop);
+
+  const first = await (await browser.newContext()).newPage();
+  await first.goto(`${proxy.base}/`);
+  assert.equal(await first.textContent('#shop'), 'Welcome to the shop');
+
+  const f = flood(proxy.base, 8);
+  cleanup.push(f.stop);
+  await waitFor(async () => (f.counts[503] || 0) > 200, { timeout: 10000, message: 'the flood is answered' });
+
+  const second = await (await browser.newContext()).newPage();
+  await second.goto(`${proxy.base}/`);
+  await waitFor(async () => (await second.textContent('#position').catch(() => '')) === '1', {
+    timeout: 10000,
+    message: 'the browser is first in line, whatever the flood sent before it',
+  });
+  const before = f.counts[503];
+  await waitFor(async () => f.counts[503] > before + 500, { timeout: 10000, message: 'the flood goes on' });
+  assert.equal(await second.textContent('#position'), '1');
+
+  await first.goto(`${proxy.base}/done`);
+  await waitFor(async () => (await second.locator('#shop').count()) === 1, {
+    timeout: 10000,
+    message: 'the waiting page refreshed into the shop during the flood',
+  });
+  await f.stop();
+  assert.ok(f.counts[503] > 1000, `the flood sent ${f.counts[503]} requests answered 503`);
+  assert.equal(f.counts[200] || 0, 0, 'no flood request was let in');
 });

@@ -1,0 +1,78 @@
+package proxy
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
+	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
+)
+
+// budgetAddresses bounds the client addresses one room's budget remembers
+// on this node (about 200 bytes each: 13 MB for a full table). Beyond it
+// the least recently seen is forgotten and starts again with a full
+// bucket, as an idle address would have.
+const budgetAddresses = 1 << 16
+
+// addressBudget limits the new visitors (first requests without a cookie)
+// one client address brings to a capacity room on this node: a token
+// bucket per address (an IPv4 address, an IPv6 /64; X-Forwarded-For only
+// from trusted proxies). A visitor who keeps the cookie spends one token
+// for the whole visit; a client that drops cookies spends one a request.
+// It is safe for concurrent use.
+type addressBudget struct {
+	addrs  *clientaddr.Resolver
+	tokens *ratelimit.Limiter
+	// refused counts first requests answered without a place.
+	refused atomic.Uint64
+}
+
+// newAddressBudget returns the budget cfg (the defaults stand in for unset
+// fields: no room is without one).
+func newAddressBudget(cfg room.AddressBudget, addrs *clientaddr.Resolver, now func() time.Time) (*addressBudget, error) {
+	cfg = cfg.Effective()
+	l, err := ratelimit.New(ratelimit.Config{Rate: cfg.PerMinute / 60, Burst: cfg.Burst, Capacity: budgetAddresses, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("address budget: %w", err)
+	}
+	return &addressBudget{addrs: addrs, tokens: l}, nil
+}
+
+// take spends a token of r's client address, or says how long until it
+// has one; a refusal is counted.
+func (b *addressBudget) take(r *http.Request) (ok bool, retryAfter time.Duration) {
+	ok, retryAfter = b.tokens.Allow(clientaddr.Key(b.addrs.Client(r)))
+	if !ok {
+		b.refused.Add(1)
+	}
+	return ok, retryAfter
+}
+
+// retrySeconds is a Retry-After in whole seconds, rounded up so that a
+// client waiting that long finds its token, and at least one.
+func retrySeconds(d time.Duration) string {
+	return strconv.Itoa(int(max(1, math.Ceil(d.Seconds()))))
+}
+
+// Collector is the proxy's metric of address budgets: first requests
+// answered 503 without a place because their address was over its room's
+// budget, on this node.
+func (h *Handler) Collector() prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "aditus_queue_proxy_address_budget_refusals_total",
+		Help: "First requests to capacity rooms answered 503 without a place: their client address was over the room's address budget.",
+	}, func() float64 {
+		var n uint64
+		for _, g := range h.gates {
+			n += g.budget.refused.Load()
+		}
+		return float64(n)
+	})
+}
