@@ -208,13 +208,7 @@ func (f *fastForwarder) answer(w http.ResponseWriter, r *http.Request, resp *fas
 	if c := resp.Header.Peek("Connection"); len(c) > 0 {
 		named = connectionTokens([]string{string(c)})
 	}
-	for k, v := range resp.Header.All() {
-		key := headerKey(k)
-		if isHop(key, named) {
-			continue
-		}
-		hdr[key] = append(hdr[key], string(v))
-	}
+	copyHeader(hdr, &resp.Header, named)
 	if _, ok := hdr[ReleaseHeader]; ok {
 		_ = f.h.modifyResponse(&http.Response{Header: hdr, Request: r})
 	}
@@ -235,6 +229,34 @@ func (f *fastForwarder) answer(w http.ResponseWriter, r *http.Request, resp *fas
 		// The status is sent: end the connection so that the visitor
 		// sees a cut body rather than a short one.
 		panic(http.ErrAbortHandler)
+	}
+}
+
+// copyHeader adds the end-to-end headers of h to hdr with two
+// allocations in all: one string holding every value, one slice of them.
+func copyHeader(hdr http.Header, h *fasthttp.ResponseHeader, named []string) {
+	n, size := 0, 0
+	for _, v := range h.All() {
+		n, size = n+1, size+len(v)
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	for _, v := range h.All() {
+		sb.Write(v)
+	}
+	all, vals := sb.String(), make([]string, n)
+	i, off := 0, 0
+	for k, v := range h.All() {
+		vals[i] = all[off : off+len(v)]
+		off += len(v)
+		if key := headerKey(k); !isHop(key, named) {
+			if prev := hdr[key]; prev != nil {
+				hdr[key] = append(prev, vals[i])
+			} else {
+				hdr[key] = vals[i : i+1 : i+1]
+			}
+		}
+		i++
 	}
 }
 

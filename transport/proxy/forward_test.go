@@ -113,7 +113,7 @@ func patternSHA(n int64) string {
 
 // conformanceProxy is the proxy in front of upstream on the given path,
 // trusting 127.0.0.1 as a load balancer when trusted is set.
-func conformanceProxy(t *testing.T, upstream string, fw Forwarding, trusted bool, timeout time.Duration) *httptest.Server {
+func conformanceProxy(t testing.TB, upstream string, fw Forwarding, trusted bool, timeout time.Duration) *httptest.Server {
 	server := ""
 	if trusted {
 		server = "server {\n  trusted_proxies = [\"127.0.0.1/32\"]\n}\n"
