@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -133,10 +134,14 @@ func (h *Handler) stdForwarder(upstream *url.URL, fr *front, o Options) *httputi
 	}
 }
 
-// stdTransport is UpstreamTransport bounded by timeout: to connect and for
-// the answer's headers.
-func stdTransport(timeout time.Duration) *http.Transport {
+// stdTransport is UpstreamTransport bounded by timeout (to connect and
+// for the answer's headers), verifying https upstreams with tlsConfig
+// when set.
+func stdTransport(timeout time.Duration, tlsConfig *tls.Config) *http.Transport {
 	t := UpstreamTransport()
+	if tlsConfig != nil {
+		t.TLSClientConfig = tlsConfig.Clone()
+	}
 	t.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
 	t.ResponseHeaderTimeout = timeout
 	return t

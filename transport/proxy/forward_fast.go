@@ -49,6 +49,7 @@ func newFastForwarder(h *Handler, upstream *url.URL, fr *front, o Options, upgra
 	c := &fasthttp.HostClient{
 		Addr:                      addr,
 		IsTLS:                     tls,
+		TLSConfig:                 o.UpstreamTLS,
 		Dial:                      deadlineDialer(timeout),
 		MaxConns:                  maxUpstreamConns,
 		MaxConnWaitTimeout:        timeout,
@@ -107,6 +108,9 @@ func (f *fastForwarder) request(req *fasthttp.Request, r *http.Request) {
 	req.Header.SetNoDefaultContentType(true)
 	req.Header.SetMethod(r.Method)
 	req.SetRequestURI(f.target(r))
+	if f.client.IsTLS {
+		req.URI().SetScheme("https")
+	}
 	req.Header.SetHost(r.Host)
 	req.UseHostHeader = true
 	var named []string

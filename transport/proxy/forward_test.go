@@ -3,6 +3,8 @@ package proxy
 import (
 	"bufio"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -456,4 +458,48 @@ func totalAlloc() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.TotalAlloc)
+}
+
+// TestForwardingTLSUpstream sends requests to an https upstream on both
+// paths: verified with the upstream's root, refused (502) without it.
+func TestForwardingTLSUpstream(t *testing.T) {
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s tls=%v", r.Host, r.RequestURI, r.TLS != nil)
+	}))
+	defer up.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(up.Certificate())
+	cfg, err := Parse("t.hcl", []byte(fmt.Sprintf("host \"shop.test\" {\n  location \"/\" {\n    upstream \"%s\" {}\n  }\n}\n", up.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fw := range []Forwarding{ForwardStd, ForwardFast} {
+		for _, trusted := range []bool{true, false} {
+			o := Options{Store: &tableStore{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Forwarding: fw}
+			if trusted {
+				o.UpstreamTLS = &tls.Config{RootCAs: roots}
+			}
+			h, err := New(cfg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := httptest.NewServer(h)
+			req, _ := http.NewRequest("GET", p.URL+"/a%2Fb?q=1", nil)
+			req.Host = "shop.test"
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			p.Close()
+			h.Close()
+			switch {
+			case trusted && (res.StatusCode != 200 || string(body) != "shop.test /a%2Fb?q=1 tls=true"):
+				t.Errorf("path %d with the root: %d %q", fw, res.StatusCode, body)
+			case !trusted && res.StatusCode != http.StatusBadGateway:
+				t.Errorf("path %d without the root: %d %q", fw, res.StatusCode, body)
+			}
+		}
+	}
 }

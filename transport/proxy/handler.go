@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"net/http"
@@ -41,6 +42,8 @@ type Options struct {
 	// UpstreamTimeout bounds connecting, waiting for an answer and the
 	// silence within a body (default: DefaultUpstreamTimeout).
 	UpstreamTimeout time.Duration
+	// UpstreamTLS verifies https upstreams (default: the system's roots).
+	UpstreamTLS *tls.Config
 }
 
 // UpstreamTransport is the default transport to upstreams: the standard
@@ -97,7 +100,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 		o.UpstreamTimeout = DefaultUpstreamTimeout
 	}
 	if o.Transport == nil {
-		o.Transport = stdTransport(o.UpstreamTimeout)
+		o.Transport = stdTransport(o.UpstreamTimeout, o.UpstreamTLS)
 	}
 	if o.DNS == nil {
 		o.DNS = net.DefaultResolver
