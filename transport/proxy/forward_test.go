@@ -69,6 +69,22 @@ func conformanceUpstream(t *testing.T, next chan struct{}) *httptest.Server {
 			w.Header().Set("Proxy-Authenticate", "Basic")
 			w.Header().Set("X-Up-Kept", "1")
 			io.WriteString(w, "ok")
+		case "cut":
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				return
+			}
+			if r.URL.Query().Has("chunked") {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n")
+			} else {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+			}
+			c.Close()
+		case "multi":
+			w.Header().Add("Set-Cookie", "a=1; Path=/")
+			w.Header().Add("Set-Cookie", "a=2; Path=/x")
+			w.Header().Add("X-Multi", "1")
+			w.Header().Add("X-Multi", "2")
 		case "ws":
 			c, err := up.Upgrade(w, r, nil)
 			if err != nil {
@@ -369,6 +385,38 @@ var conformanceCases = []struct {
 		}
 		if res.Header.Get("X-Up-Kept") != "1" || readAll(e.t, res) != "ok" {
 			e.t.Fatalf("answer lost: %v", res.Header)
+		}
+	}},
+	{"upstream body cut short", func(e *env) {
+		// The visitor sees an error, before or within the body, never a
+		// clean answer with a short body.
+		for _, path := range []string{"/", "/?chunked"} {
+			req, _ := http.NewRequest("GET", "http://"+e.proxy+path, nil)
+			req.Host = "shop.test"
+			req.Header.Set("X-Case", "cut")
+			res, err := e.client.Do(req)
+			if err != nil {
+				continue
+			}
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err == nil {
+				e.t.Errorf("%s: %d %q: a cut body ended cleanly", path, res.StatusCode, body)
+			}
+		}
+	}},
+	{"repeated headers", func(e *env) {
+		res := e.get(e.proxy, "multi", "/")
+		if got := [2][]string{res.Header["Set-Cookie"], res.Header["X-Multi"]}; fmt.Sprint(got) != "[[a=1; Path=/ a=2; Path=/x] [1 2]]" {
+			e.t.Fatalf("answer's repeated headers: %q", got)
+		}
+		req, _ := http.NewRequest("GET", "http://"+e.proxy+"/", nil)
+		req.Header.Add("X-Rep", "1")
+		req.Header.Add("X-Rep", "2")
+		req.Header.Set("Cookie", "a=1; b=2")
+		s := decodeSeen(e.t, e.do(req))
+		if got := [2][]string{s.Header["X-Rep"], s.Header["Cookie"]}; fmt.Sprint(got) != "[[1 2] [a=1; b=2]]" {
+			e.t.Fatalf("request's repeated headers: %q", got)
 		}
 	}},
 	{"x-forwarded from a visitor", func(e *env) {
