@@ -66,7 +66,7 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg := floor.ProxyConfig{Exe: exe, Clients: list, Wrk: wrk, Conns: *conns, Duration: *d, Rounds: *rounds,
 		Dir: dir, ChildEnv: childEnv, Stderr: stderr,
 		OnRun: func(round int, name string, r floor.WrkResult) {
-			fmt.Fprintf(stdout, "round %d  %-10s %9.0f req/s  p99 %8v  errors %d\n", round, name, r.Rate, r.P99, r.Errors)
+			fmt.Fprintf(stdout, "round %d  %-10s %9.0f req/s  p99 %6.2f ms  errors %d\n", round, name, r.Rate, ms(r.P99), r.Errors)
 		}}
 	if *nginx {
 		if p, err := exec.LookPath("nginx"); err == nil {
@@ -95,7 +95,10 @@ func printProxyTargets(w io.Writer, ts []floor.ProxyTarget) {
 	}
 	fmt.Fprintf(w, "medians; ratios to %s\n", base.Name)
 	for _, t := range ts {
-		fmt.Fprintf(w, "%-10s %9.0f req/s  p99 %8v  ×%.2f req/s  ×%.2f p99\n", t.Name, t.MedianRate(), t.MedianP99(),
+		fmt.Fprintf(w, "%-10s %9.0f req/s  p99 %6.2f ms  ×%.2f req/s  ×%.2f p99\n", t.Name, t.MedianRate(), ms(t.MedianP99()),
 			floorRatio(t.MedianRate(), base.MedianRate()), floorRatio(float64(t.MedianP99()), float64(base.MedianP99())))
 	}
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
