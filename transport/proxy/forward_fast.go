@@ -20,6 +20,18 @@ import (
 // 502.
 const maxUpstreamConns = 1024
 
+// maxAnswerHeader bounds the upstream answer's header block (nginx's
+// default is 4 or 8 KB, Go's standard transport's 10 MB); a larger one is
+// answered 502. It is the read buffer of each request in flight.
+const maxAnswerHeader = 64 << 10
+
+// maxIdle is how long an upstream connection may wait unused in the pool.
+// Nothing reads it meanwhile, so an upstream's close goes unnoticed until
+// the next request: it must be below the keep-alive timeouts of common
+// upstream servers (gunicorn 2 s, Node and Apache 5 s), or requests with a
+// body would meet closed connections (sent once, they are not sent again).
+const maxIdle = time.Second
+
 // fastForwarder sends a location's requests to its upstream with
 // fasthttp's client: pooled keep-alive connections, request headers
 // copied into pooled buffers, both bodies streamed. Protocol upgrades go
@@ -53,7 +65,8 @@ func newFastForwarder(h *Handler, upstream *url.URL, fr *front, o Options, upgra
 		Dial:                      deadlineDialer(timeout),
 		MaxConns:                  maxUpstreamConns,
 		MaxConnWaitTimeout:        timeout,
-		MaxIdleConnDuration:       90 * time.Second,
+		MaxIdleConnDuration:       maxIdle,
+		ReadBufferSize:            maxAnswerHeader,
 		NoDefaultUserAgentHeader:  true,
 		DisablePathNormalizing:    true,
 		StreamResponseBody:        true,
