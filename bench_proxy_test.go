@@ -10,7 +10,8 @@ import (
 
 // TestBenchProxy runs `aditus-queue bench proxy` for one short round: the
 // bare upstream, nginx and the capacity proxy on both upstream clients
-// each answer wrk without an error, and the medians name every target.
+// each answer wrk without an error, their CPU time is read, and the
+// medians name every target.
 func TestBenchProxy(t *testing.T) {
 	for _, p := range []string{"wrk", "nginx"} {
 		if _, err := exec.LookPath(p); err != nil {
@@ -21,11 +22,13 @@ func TestBenchProxy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	run := regexp.MustCompile(`(?m)^round 1  (\S+)\s+(\d+) req/s .* errors (\d+)$`)
+	run := regexp.MustCompile(`(?m)^round 1  (\S+)\s+(\d+) req/s .* CPU\s+([0-9.]+) µs/request  errors (\d+)$`)
 	seen := map[string]bool{}
 	for _, m := range run.FindAllStringSubmatch(string(out), -1) {
-		if rate, _ := strconv.Atoi(m[2]); rate == 0 || m[3] != "0" {
-			t.Errorf("%s: %s req/s, %s errors", m[1], m[2], m[3])
+		rate, _ := strconv.Atoi(m[2])
+		cpu, _ := strconv.ParseFloat(m[3], 64)
+		if rate == 0 || cpu == 0 || m[4] != "0" {
+			t.Errorf("%s: %s req/s, %s µs CPU a request, %s errors", m[1], m[2], m[3], m[4])
 		}
 		seen[m[1]] = true
 	}

@@ -21,7 +21,9 @@ through nginx (proxy_pass over kept-alive upstream connections) when nginx
 is installed, and through aditus-queue proxy with each --clients upstream
 client, sending an admitted visitor's cookie of a capacity room. Every
 target runs --rounds times, the order reversed every other round; it
-prints each run, then the medians and their ratios to nginx (to the direct
+prints each run with the server's CPU time per request (its processes'
+user and system time over the run, from /proc: the figure a busy machine
+moves least), then the medians and their ratios to nginx (to the direct
 upstream without nginx). Everything listens on 127.0.0.1.
 `
 
@@ -65,8 +67,9 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer os.RemoveAll(dir)
 	cfg := floor.ProxyConfig{Exe: exe, Clients: list, Wrk: wrk, Conns: *conns, Duration: *d, Rounds: *rounds,
 		Dir: dir, ChildEnv: childEnv, Stderr: stderr,
-		OnRun: func(round int, name string, r floor.WrkResult) {
-			fmt.Fprintf(stdout, "round %d  %-10s %9.0f req/s  p99 %6.2f ms  errors %d\n", round, name, r.Rate, ms(r.P99), r.Errors)
+		OnRun: func(round int, name string, r floor.WrkResult, cpu time.Duration) {
+			fmt.Fprintf(stdout, "round %d  %-10s %9.0f req/s  p99 %6.2f ms  CPU %5.1f µs/request  errors %d\n",
+				round, name, r.Rate, ms(r.P99), us(cpu), r.Errors)
 		}}
 	if *nginx {
 		if p, err := exec.LookPath("nginx"); err == nil {
@@ -95,10 +98,14 @@ func printProxyTargets(w io.Writer, ts []floor.ProxyTarget) {
 	}
 	fmt.Fprintf(w, "medians; ratios to %s\n", base.Name)
 	for _, t := range ts {
-		fmt.Fprintf(w, "%-10s %9.0f req/s  p99 %6.2f ms  ×%.2f req/s  ×%.2f p99\n", t.Name, t.MedianRate(), ms(t.MedianP99()),
-			floorRatio(t.MedianRate(), base.MedianRate()), floorRatio(float64(t.MedianP99()), float64(base.MedianP99())))
+		fmt.Fprintf(w, "%-10s %9.0f req/s  p99 %6.2f ms  CPU %5.1f µs/request  ×%.2f req/s  ×%.2f p99  ×%.2f CPU\n",
+			t.Name, t.MedianRate(), ms(t.MedianP99()), us(t.MedianCPU()),
+			floorRatio(t.MedianRate(), base.MedianRate()), floorRatio(float64(t.MedianP99()), float64(base.MedianP99())),
+			floorRatio(float64(t.MedianCPU()), float64(base.MedianCPU())))
 	}
 }
 
-// ms is d in milliseconds.
+// ms and us are d in milliseconds and microseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

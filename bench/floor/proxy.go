@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -43,14 +44,29 @@ type ProxyConfig struct {
 	ChildEnv []string
 	// Stderr receives the children's diagnostics.
 	Stderr io.Writer
-	// OnRun, when set, is told of each wrk run.
-	OnRun func(round int, target string, r WrkResult)
+	// OnRun, when set, is told of each wrk run and the server's CPU time
+	// per request in it.
+	OnRun func(round int, target string, r WrkResult, cpu time.Duration)
 }
 
 // ProxyTarget is one target's runs.
 type ProxyTarget struct {
 	Name string
 	Runs []WrkResult
+	// CPU is the server's CPU time per request in each run (user and
+	// system time of its processes over the run, from /proc; zero where
+	// there is no /proc).
+	CPU []time.Duration
+}
+
+// MedianCPU is the median of CPU.
+func (t ProxyTarget) MedianCPU() time.Duration {
+	v := slices.Clone(t.CPU)
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
 }
 
 // MedianRate and MedianP99 are over the target's runs.
@@ -84,6 +100,8 @@ type proxyRun struct {
 	name    string
 	url     string
 	headers []string
+	// pids are the server's processes, for its CPU time.
+	pids func() []int
 }
 
 // CompareProxies runs the comparison; the targets come back in the order
@@ -94,17 +112,19 @@ func CompareProxies(ctx context.Context, cfg ProxyConfig) ([]ProxyTarget, error)
 		return nil, err
 	}
 	defer up.Close()
-	runs := []proxyRun{{name: "direct", url: up.URL().String() + proxyPath, headers: []string{"Host: " + proxyHost}}}
+	runs := []proxyRun{{name: "direct", url: up.URL().String() + proxyPath, headers: []string{"Host: " + proxyHost},
+		pids: func() []int { return []int{up.cmd.Process.Pid} }}}
 	if cfg.Nginx != "" {
-		addr, stop, err := startNginx(ctx, cfg.Nginx, cfg.Dir, up.URL().Host)
+		addr, pid, stop, err := startNginx(ctx, cfg.Nginx, cfg.Dir, up.URL().Host)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		runs = append(runs, proxyRun{name: "nginx", url: "http://" + addr + proxyPath, headers: []string{"Host: " + proxyHost}})
+		runs = append(runs, proxyRun{name: "nginx", url: "http://" + addr + proxyPath, headers: []string{"Host: " + proxyHost},
+			pids: func() []int { return append(childrenOf(pid), pid) }})
 	}
 	for _, c := range cfg.Clients {
-		addr, stop, err := startCapacityProxy(ctx, cfg, c, up.URL().Host)
+		addr, pid, stop, err := startCapacityProxy(ctx, cfg, c, up.URL().Host)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +134,7 @@ func CompareProxies(ctx context.Context, cfg ProxyConfig) ([]ProxyTarget, error)
 			return nil, fmt.Errorf("proxy %s: %w", c, err)
 		}
 		runs = append(runs, proxyRun{name: "proxy-" + c, url: "http://" + addr + proxyPath,
-			headers: []string{"Host: " + proxyHost, "Cookie: " + cookie}})
+			headers: []string{"Host: " + proxyHost, "Cookie: " + cookie}, pids: func() []int { return []int{pid} }})
 	}
 	out := make([]ProxyTarget, len(runs))
 	for i, r := range runs {
@@ -126,13 +146,20 @@ func CompareProxies(ctx context.Context, cfg ProxyConfig) ([]ProxyTarget, error)
 			if round%2 == 0 {
 				i = len(runs) - 1 - k
 			}
+			pids := runs[i].pids()
+			before := cpuTime(pids)
 			res, err := cfg.Wrk.runHeaders(ctx, runs[i].url, cfg.Conns, cfg.Duration, runs[i].headers)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", runs[i].name, err)
 			}
+			var perRequest time.Duration
+			if res.Requests > 0 {
+				perRequest = (cpuTime(pids) - before) / time.Duration(res.Requests)
+			}
 			out[i].Runs = append(out[i].Runs, res)
+			out[i].CPU = append(out[i].CPU, perRequest)
 			if cfg.OnRun != nil {
-				cfg.OnRun(round, runs[i].name, res)
+				cfg.OnRun(round, runs[i].name, res, perRequest)
 			}
 		}
 	}
@@ -203,30 +230,30 @@ http {
 
 // startNginx runs nginx unprivileged in dir/nginx in front of upstream
 // and waits until it answers.
-func startNginx(ctx context.Context, nginx, dir, upstream string) (string, func(), error) {
+func startNginx(ctx context.Context, nginx, dir, upstream string) (string, int, func(), error) {
 	d := filepath.Join(dir, "nginx")
 	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	addr, err := freeLoopbackAddr()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	conf := filepath.Join(d, "nginx.conf")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, d, upstream, addr), 0o600); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	cmd := exec.Command(nginx, "-p", d, "-e", filepath.Join(d, "error.log"), "-c", conf)
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start nginx: %w", err)
+		return "", 0, nil, fmt.Errorf("start nginx: %w", err)
 	}
 	stop := func() { stopProcess(cmd, 5*time.Second) }
 	if err := waitAnswer(ctx, "http://"+addr+proxyPath); err != nil {
 		stop()
 		log, _ := os.ReadFile(filepath.Join(d, "error.log"))
-		return "", nil, fmt.Errorf("nginx: %w: %.300s", err, log)
+		return "", 0, nil, fmt.Errorf("nginx: %w: %.300s", err, log)
 	}
-	return addr, stop, nil
+	return addr, cmd.Process.Pid, stop, nil
 }
 
 // capacityConf is one capacity room in front of the upstream, with room
@@ -247,19 +274,19 @@ var proxyServing = regexp.MustCompile(`msg="aditus-queue proxy serving" addr=(\S
 
 // startCapacityProxy runs `aditus-queue proxy` alone on its embedded log
 // with the given upstream client and returns the address it serves.
-func startCapacityProxy(ctx context.Context, cfg ProxyConfig, client, upstream string) (string, func(), error) {
+func startCapacityProxy(ctx context.Context, cfg ProxyConfig, client, upstream string) (string, int, func(), error) {
 	conf := filepath.Join(cfg.Dir, "shop-"+client+".hcl")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, capacityConf, proxyHost, upstream), 0o600); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	cmd := exec.Command(cfg.Exe, "proxy", "--config", conf, "--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0",
 		"--data-dir", filepath.Join(cfg.Dir, "data-"+client), "--upstream-client", client)
 	out, err := cmd.StderrPipe()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start the proxy: %w", err)
+		return "", 0, nil, fmt.Errorf("start the proxy: %w", err)
 	}
 	var stopping atomic.Bool
 	stop := func() {
@@ -286,15 +313,15 @@ func startCapacityProxy(ctx context.Context, cfg ProxyConfig, client, upstream s
 	select {
 	case a, ok := <-addrs:
 		if ok {
-			return a, stop, nil
+			return a, cmd.Process.Pid, stop, nil
 		}
 		stop()
-		return "", nil, fmt.Errorf("proxy %s ended before it served", client)
+		return "", 0, nil, fmt.Errorf("proxy %s ended before it served", client)
 	case <-t.C:
 	case <-ctx.Done():
 	}
 	stop()
-	return "", nil, fmt.Errorf("proxy %s did not serve within 60s", client)
+	return "", 0, nil, fmt.Errorf("proxy %s did not serve within 60s", client)
 }
 
 // waitAnswer asks url until it answers 200.
@@ -347,4 +374,51 @@ func ask(ctx context.Context, url, want string) (string, error) {
 		}
 	}
 	return "", last
+}
+
+// clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// cpuTime is the user and system time the processes pids have used, from
+// /proc (zero without it).
+func cpuTime(pids []int) time.Duration {
+	var t time.Duration
+	for _, pid := range pids {
+		if f := procStat(pid); len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			s, _ := strconv.ParseInt(f[12], 10, 64)
+			t += time.Duration(u+s) * clockTick
+		}
+	}
+	return t
+}
+
+// procStat is /proc/PID/stat's fields after the command name, from the
+// state on (field 3 of proc(5) is element 0).
+func procStat(pid int) []string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+// childrenOf lists the processes whose parent is pid (nginx's workers).
+func childrenOf(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := procStat(p); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
