@@ -22,10 +22,12 @@ import (
 func parseProxyFlags(args []string, getenv func(string) string) (*serveConfig, error) {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
-			fmt.Fprintln(os.Stderr, "usage: aditus-queue proxy --config FILE [--addr :8080] [serve's log and cluster flags]\n\n"+
+			fmt.Fprintln(os.Stderr, "usage: aditus-queue proxy --config FILE [--addr :8080] [--upstream-client fast|std] [--upstream-timeout 60s]\n"+
+				"       [serve's log and cluster flags]\n\n"+
 				"Without --peers the proxy runs alone on the embedded log in --data-dir; with --peers it joins the\n"+
-				"cluster as a front node. Of serve's flags below, --addr is the proxy's address; --roles, --admin-token\n"+
-				"and --proxy-* do not apply.")
+				"cluster as a front node. Of serve's flags below, --addr is the proxy's address; --upstream-client and\n"+
+				"--upstream-timeout are --proxy-upstream-client and --proxy-upstream-timeout; --roles, --admin-token\n"+
+				"and the other --proxy-* do not apply.")
 			return parseServeFlags([]string{"--help"}, getenv)
 		}
 	}
@@ -34,6 +36,11 @@ func parseProxyFlags(args []string, getenv func(string) string) (*serveConfig, e
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "upstream-client" || name == "upstream-timeout") {
+			// The proxy's own names for serve's --proxy-upstream-*.
+			rest = append(rest, "--proxy-"+strings.TrimLeft(a, "-"))
+			continue
+		}
 		if !strings.HasPrefix(a, "-") || (name != "config" && name != "addr") {
 			rest = append(rest, a)
 			continue
@@ -83,7 +90,7 @@ func runProxy(ctx context.Context, c *serveConfig) error {
 	if err := b.startNode(ctx); err != nil {
 		return err
 	}
-	if err := startProxy(b, c.ProxyConfig, c.ProxyAddr); err != nil {
+	if err := startProxy(b, c); err != nil {
 		return err
 	}
 	ops := b.ls.get("ops")
@@ -106,10 +113,16 @@ func opsOnly(b *bootstrap) *http.ServeMux {
 	return mux
 }
 
-// startProxy loads the configuration and serves the reverse proxy on addr
-// in front of b's node's capacity grains, as the listener "proxy"; blocks
-// naming a rate room send visitors to its page under the public URL.
-func startProxy(b *bootstrap, path, addr string) error {
+// startProxy loads the configuration and serves the reverse proxy on
+// c.ProxyAddr in front of b's node's capacity grains, as the listener
+// "proxy"; blocks naming a rate room send visitors to its page under the
+// public URL.
+func startProxy(b *bootstrap, c *serveConfig) error {
+	path, addr := c.ProxyConfig, c.ProxyAddr
+	fw, err := proxy.ParseForwarding(c.ProxyUpstreamClient)
+	if err != nil {
+		return err
+	}
 	cfg, err := proxy.Load(path)
 	if err != nil {
 		return err
@@ -120,7 +133,8 @@ func startProxy(b *bootstrap, path, addr string) error {
 	}
 	n := b.node
 	h, err := proxy.New(cfg, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: b.sealer}, Logger: b.logger,
-		RateRooms: proxy.ClusterRateRooms{Views: n.Views}, PublicURL: b.publicURL})
+		RateRooms: proxy.ClusterRateRooms{Views: n.Views}, PublicURL: b.publicURL,
+		Forwarding: fw, UpstreamTimeout: c.ProxyUpstreamTimeout})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
+	"github.com/aditus-queue/aditus-queue/transport/proxy"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
@@ -57,6 +58,10 @@ type serveConfig struct {
 	// private addresses (tests, shops on a private network).
 	AllowPrivateHealthURLs bool
 	ProxyConfig, ProxyAddr string
+	// ProxyUpstreamClient is the proxy's path to its upstreams (fast or
+	// std); ProxyUpstreamTimeout bounds an upstream's silence.
+	ProxyUpstreamClient  string
+	ProxyUpstreamTimeout time.Duration
 	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
 	// believed (comma-separated; empty: none, the peer is the client).
 	TrustedProxies string
@@ -123,6 +128,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
+	str(&c.ProxyUpstreamClient, "proxy-upstream-client", "fast", "how the reverse proxy reaches upstreams: fast (pooled connections, fasthttp's client) or std (net/http/httputil)")
+	var upstreamTimeout string
+	str(&upstreamTimeout, "proxy-upstream-timeout", "60s", "the reverse proxy's bound on connecting to an upstream, awaiting its answer and its silence within a body (504 beyond)")
 	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
 	str(&c.BeaconURL, "beacon-url", "", "drand HTTP endpoint of one chain (e.g. https://api.drand.sh/<chain hash>): committed draws mix in its round due after the pre-queue closes (default: none)")
 	num(&c.BeaconWaitSeconds, "beacon-wait", 30, "seconds a draw waits for its beacon round past the round's time before it is made with the key alone")
@@ -183,6 +191,12 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if c.LogRetention, err = parseDays(retention); err != nil || c.LogRetention < time.Minute {
 		return nil, fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", retention)
+	}
+	if _, err := proxy.ParseForwarding(c.ProxyUpstreamClient); err != nil {
+		return nil, fmt.Errorf("--proxy-upstream-client: %w", err)
+	}
+	if c.ProxyUpstreamTimeout, err = time.ParseDuration(upstreamTimeout); err != nil || c.ProxyUpstreamTimeout < time.Millisecond {
+		return nil, fmt.Errorf("--proxy-upstream-timeout: %q is not a duration of a millisecond or more (say 60s)", upstreamTimeout)
 	}
 	if c.RoomWriteQueue < 1 || c.RoomWriteQueue > maxRoomWriteQueue {
 		return nil, fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
@@ -253,7 +267,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 	}
 	n, logger := b.node, b.logger
 	if c.ProxyConfig != "" {
-		if err := startProxy(b, c.ProxyConfig, c.ProxyAddr); err != nil {
+		if err := startProxy(b, c); err != nil {
 			return err
 		}
 	}

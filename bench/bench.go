@@ -46,6 +46,7 @@ Commands:
   floor    run the same client against bare baseline servers and the real
            endpoints, and print the ratio
   report   regenerate bench/RESULTS.md from the history of results
+  proxy    compare aditus-queue proxy with nginx and the bare upstream under wrk
 
 Run 'aditus-queue bench <command> --help' for the flags of a command.
 `
@@ -65,13 +66,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return floorCommand(ctx, args[1:], stdout, stderr)
 	case "report":
 		return reportCommand(args[1:], stdout, stderr)
+	case "proxy":
+		return proxyCommand(ctx, args[1:], stdout, stderr)
 	case "floor-server": // the child process of floor
 		return floorServerCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "aditus-queue bench: unknown command %q; want run, floor or report\n", args[0])
+	fmt.Fprintf(stderr, "aditus-queue bench: unknown command %q; want run, floor, report or proxy\n", args[0])
 	return ExitUsage
 }
 

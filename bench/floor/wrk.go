@@ -46,8 +46,7 @@ func FindWrk() (Wrk, error) {
 // Run runs wrk with conns connections for d against url, with method
 // (GET or POST without a body).
 func (w Wrk) Run(ctx context.Context, method, url string, conns int, d time.Duration) (WrkResult, error) {
-	args := []string{"-t", strconv.Itoa(max(min(w.Threads, conns), 1)), "-c", strconv.Itoa(conns),
-		"-d", strconv.Itoa(max(int(d.Round(time.Second)/time.Second), 1)) + "s", "--latency"}
+	args := w.args(conns, d)
 	if method != "GET" {
 		dir, err := os.MkdirTemp("", "aq-wrk-")
 		if err != nil {
@@ -60,9 +59,20 @@ func (w Wrk) Run(ctx context.Context, method, url string, conns int, d time.Dura
 		}
 		args = append(args, "-s", script)
 	}
+	return w.run(ctx, append(args, url), d)
+}
+
+// args are wrk's threads, connections, duration and latency report.
+func (w Wrk) args(conns int, d time.Duration) []string {
+	return []string{"-t", strconv.Itoa(max(min(w.Threads, conns), 1)), "-c", strconv.Itoa(conns),
+		"-d", strconv.Itoa(max(int(d.Round(time.Second)/time.Second), 1)) + "s", "--latency"}
+}
+
+// run runs wrk with args for a run of d and reads its report.
+func (w Wrk) run(ctx context.Context, args []string, d time.Duration) (WrkResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, w.Path, append(args, url)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, w.Path, args...).CombinedOutput()
 	if err != nil {
 		return WrkResult{}, fmt.Errorf("wrk: %w: %.300s", err, out)
 	}

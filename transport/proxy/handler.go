@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +36,14 @@ type Options struct {
 	// DNS verifies crawlers for user_agents bypass rules (default:
 	// net.DefaultResolver).
 	DNS crawler.Resolver
+	// Forwarding chooses the path to the upstreams (default: ForwardFast;
+	// Transport applies to ForwardStd and to protocol upgrades).
+	Forwarding Forwarding
+	// UpstreamTimeout bounds connecting, waiting for an answer and the
+	// silence within a body (default: DefaultUpstreamTimeout).
+	UpstreamTimeout time.Duration
+	// UpstreamTLS verifies https upstreams (default: the system's roots).
+	UpstreamTLS *tls.Config
 }
 
 // UpstreamTransport is the default transport to upstreams: the standard
@@ -88,8 +96,11 @@ func New(cfg *Config, o Options) (*Handler, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.UpstreamTimeout <= 0 {
+		o.UpstreamTimeout = DefaultUpstreamTimeout
+	}
 	if o.Transport == nil {
-		o.Transport = UpstreamTransport()
+		o.Transport = stdTransport(o.UpstreamTimeout, o.UpstreamTLS)
 	}
 	if o.DNS == nil {
 		o.DNS = net.DefaultResolver
@@ -127,16 +138,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 				rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, gate: g})
 			}
 			if loc.Upstream != nil {
-				rp := &httputil.ReverseProxy{
-					Rewrite:        func(pr *httputil.ProxyRequest) { fr.rewrite(pr, loc.Upstream) },
-					Transport:      o.Transport,
-					ModifyResponse: h.modifyResponse,
-					ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-						h.log.Warn("upstream unreachable", "upstream", loc.Upstream.Host, "error", err)
-						http.Error(w, "Bad gateway: the site behind this proxy did not answer.", http.StatusBadGateway)
-					},
-				}
-				rt.next = rp
+				rt.next = h.forwarder(loc.Upstream, fr, o)
 			} else {
 				rt.next = http.StripPrefix(strings.TrimSuffix(loc.Path, "/"), http.FileServer(http.Dir(loc.Directory)))
 			}
