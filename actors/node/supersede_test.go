@@ -73,7 +73,10 @@ func TestJoinWaitingWhenSupersededIsRetried(t *testing.T) {
 func TestFirstReservationIsGivenLonger(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	g := &roomGrain{log: startNodeLogger()}
-	wait := func() { g.desk.waiting = []batchWaiter{{since: t0, req: JoinBatchRequest{Count: 1}}}; g.desk.logDown = false }
+	wait := func() {
+		g.desk.waiting = []batchWaiter{{since: t0, req: JoinBatchRequest{Count: 1}}}
+		g.desk.logDown = false
+	}
 
 	wait()
 	g.checkBlockWait(t0.Add(blockWait + 100*time.Millisecond))
