@@ -1,6 +1,7 @@
 // form.js is the create/edit form of a waiting room: every field of the
 // site (the SiteConfig schema of /api/openapi.json) including the
-// self-regulating rate. A 422 answer names the invalid field; the form
+// self-regulating rate, proof of work that turns itself on and the
+// per-address budget of new numbers. A 422 answer names the invalid field; the form
 // shows its message next to that field.
 
 import { h, clear } from './dom.js';
@@ -31,9 +32,16 @@ const groups = [
   ['fProtection', [
     ['pow.enabled', 'checkbox'],
     ['pow.bits', 'number', { min: 8, max: 24 }],
+    ['pow.auto', 'checkbox'],
+    ['pow.autoFactor', 'number', { min: 1.5, max: 100, step: 'any' }],
     ['abandon.enabled', 'checkbox'],
     ['abandon.graceSeconds', 'number', { min: 60, max: 3600 }],
     ['allowBareNumber', 'checkbox'],
+  ]],
+  // An emptied field is sent as 0, which the server takes for its default.
+  ['fBudget', [
+    ['addressBudget.perMinute', 'number', { min: 1, max: 6000000, step: 'any' }],
+    ['addressBudget.burst', 'number', { min: 1, max: 10000000, step: 1 }],
   ]],
   ['fAutoRate', [
     ['autoRate.enabled', 'checkbox'],
@@ -58,8 +66,9 @@ const groups = [
 
 const defaults = {
   active: true, ratePerMinute: 60, burstSeconds: 5, tokenTtlSeconds: 600, accentColor: '#0a63c9',
-  pow: { enabled: false, bits: 15 }, abandon: { enabled: false, graceSeconds: 180 },
+  pow: { enabled: false, bits: 15, auto: false, autoFactor: 4 }, abandon: { enabled: false, graceSeconds: 180 },
   autoRate: { enabled: false, rules: [] }, domains: [],
+  addressBudget: { perMinute: 30, burst: 60 },
 };
 
 function get(obj, p) {
