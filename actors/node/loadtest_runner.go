@@ -36,6 +36,19 @@ func (g *loadTestGrain) launch(run *loadtest.Run) {
 	}()
 }
 
+// LoadTestJoinPlan is how runLoad's requests of profile p become joins:
+// the tickets drawn up front for status polls, then bench/load's mix.
+func LoadTestJoinPlan(p loadtest.Profile) loadtest.JoinPlan {
+	mix := load.DefaultMix
+	switch p {
+	case loadtest.ProfileJoin:
+		return loadtest.JoinPlan{Share: 1}
+	case loadtest.ProfileMix:
+		return loadtest.JoinPlan{Upfront: load.DefaultTickets, Share: float64(mix.Joins) / float64(mix.Joins+mix.Polls)}
+	}
+	return loadtest.JoinPlan{Upfront: load.DefaultTickets}
+}
+
 // errNotTestRoom ends a run whose room is gone or no longer a test room.
 var errNotTestRoom = errors.New("the room is gone or is no longer a test room; load tests aim at test rooms only")
 

@@ -40,7 +40,8 @@ func invalidField(field, msg string) *Error {
 }
 
 // testSpec validates b against the limits and checks that its room is a
-// test room; the spec it returns carries the room's slug.
+// test room whose address budget lets most of the run's joins through;
+// the spec it returns carries the room's slug.
 func (s *Server) testSpec(ctx context.Context, b specBody) (loadtest.Spec, error) {
 	spec := loadtest.Spec{SiteID: b.SiteID, Profile: loadtest.Profile(b.Profile), RatePerSecond: b.RatePerSecond,
 		DurationSeconds: b.DurationSeconds}
@@ -63,6 +64,12 @@ func (s *Server) testSpec(ctx context.Context, b specBody) (loadtest.Spec, error
 	}
 	if !v.Config.Test {
 		return spec, invalidField("siteId", "is a production room; load tests aim only at rooms created with \"test\": true")
+	}
+	budget := v.Config.AddressBudget.Effective()
+	if err := spec.CheckBudget(node.LoadTestJoinPlan(spec.Profile), budget.PerMinute, budget.Burst); err != nil {
+		var fe *loadtest.FieldError
+		errors.As(err, &fe)
+		return spec, invalidField(fe.Field, fe.Message)
 	}
 	spec.Slug = v.Config.Slug
 	return spec, nil

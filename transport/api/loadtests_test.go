@@ -214,6 +214,25 @@ func TestLoadTestAPI(t *testing.T) {
 				t.Errorf("%s: %d %v, want 422 naming %s", tc.name, st, m, tc.field)
 			}
 		}
+		// A test room left at the default budget (30 a minute after 60)
+		// would answer most of a run's joins 429: the run is refused up
+		// front, and so is a schedule of it.
+		st, m, _ := s.do("POST", "/api/admin/queue/sites", adminTok, map[string]any{"slug": "narrow-room", "name": "Narrow",
+			"targetUrl": "https://shop.example.com/", "domains": []string{"shop.example.com"}, "ratePerMinute": 100000, "test": true})
+		if st != http.StatusCreated {
+			t.Fatalf("create room: %d %v", st, m)
+		}
+		narrow := m["site"].(map[string]any)["id"].(string)
+		narrowSpec := map[string]any{"siteId": narrow, "profile": "join", "ratePerSecond": 50, "durationSeconds": 3}
+		st, m, _ = s.do("POST", "/api/admin/queue/loadtests", adminTok, narrowSpec)
+		if msg, _ := m["message"].(string); st != http.StatusUnprocessableEntity || m["field"] != "addressBudget" || m["error"] != "invalid" ||
+			!strings.Contains(msg, "raise the room's addressBudget") {
+			t.Errorf("run over the default budget: %d %v, want 422 naming addressBudget", st, m)
+		}
+		narrowSpec["cron"] = "0 3 * * *"
+		if st, m, _ := s.do("POST", "/api/admin/queue/schedules", adminTok, narrowSpec); st != http.StatusUnprocessableEntity || m["field"] != "addressBudget" {
+			t.Errorf("schedule over the default budget: %d %v, want 422 naming addressBudget", st, m)
+		}
 		if st, _, _ := s.do("POST", "/api/admin/queue/loadtests", adminTok, `{"siteId":`); st != http.StatusBadRequest {
 			t.Errorf("malformed JSON: %d, want 400", st)
 		}

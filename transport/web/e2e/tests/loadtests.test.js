@@ -71,7 +71,15 @@ test('the operator runs a load test on a test room, watches it live and finds it
   await page.click('#lt-schedule-form button[type=submit]');
   await page.waitForSelector('#lt-schedule-form [data-error-for="cron"]:not(:empty)');
   assert.ok(await page.$eval('#ls-cron', (el) => el.classList.contains('invalid')));
+  // at the default address budget, the form's default (50 joins/s for
+  // 30 s, all from this server) is refused, saying what to raise
+  const budget = async (b) => queue.updateRoom((await queue.api('GET', `/api/admin/queue/sites/${testRoom.id}`)).body, { addressBudget: b });
+  await budget({ perMinute: 30, burst: 60 });
   await page.fill('#ls-cron', '30 4 * * 1');
+  await page.click('#lt-schedule-form button[type=submit]');
+  await page.waitForSelector("#lt-schedule-form .form-status:has-text(\"raise the room's addressBudget\")");
+  assert.equal(await page.$('#lt-schedules [data-schedule]'), null, 'a refused schedule is listed');
+  await budget({ perMinute: 6000000, burst: 10000000 });
   await page.click('#lt-schedule-form button[type=submit]');
   await page.waitForSelector('#lt-schedules [data-schedule]');
   await page.screenshot({ path: path.join(dir, 'loadtests.png'), fullPage: true });
