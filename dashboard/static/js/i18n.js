@@ -263,7 +263,7 @@ const words = {
   lt_intro: ['A load test sends real visitor requests to a test room through this server’s public URL, so the whole path is measured. One runs at a time; production rooms are never touched.', 'Ein Lasttest schickt echte Besucheranfragen über die öffentliche URL dieses Servers an einen Testraum, so wird der ganze Weg gemessen. Es läuft immer nur einer; produktive Räume werden nie berührt.'],
   lt_start: ['Start a load test', 'Lasttest starten'],
   lt_startButton: ['Start', 'Starten'],
-  lt_startHint: ['Only test rooms are listed (rooms created with “Test room” ticked).', 'Nur Testräume stehen zur Wahl (Räume mit angehaktem „Testraum“).'],
+  lt_startHint: ['Only test rooms are listed (rooms created with “Test room” ticked). Every request comes from this server’s one address: widen the room’s “New numbers per address” for the test: a run it would mostly answer 429 is refused.', 'Nur Testräume stehen zur Wahl (Räume mit angehaktem „Testraum“). Alle Anfragen kommen von der einen Adresse dieses Servers: für den Test „Neue Nummern je Adresse“ des Raums erweitern: ein Lauf, den sie größtenteils mit 429 beantworten würde, wird abgelehnt.'],
   lt_noTestRooms: ['no test room', 'kein Testraum'],
   lt_noTestRoomsHint: ['There is no test room yet: create a waiting room with “Test room” ticked first.', 'Es gibt noch keinen Testraum: zuerst einen Warteraum mit angehaktem „Testraum“ anlegen.'],
   lt_siteId: ['Test room', 'Testraum'],
