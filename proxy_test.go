@@ -642,10 +642,11 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 	p, base := startProxyProc(t, dir, src)
 	var cookies []string
 	for i, want := range []int{200, 200, 503} {
-		st, _, h := raw(t, base, "shop.test", "/", "")
+		_, _, h := raw(t, base, "shop.test", "/", "")
 		n, v := cookieOf(t, h)
 		// The return makes the place real (a slot holder's, a session).
-		if st, _, h = raw(t, base, "shop.test", "/", n+"="+v); st != want {
+		st, _, h := raw(t, base, "shop.test", "/", n+"="+v)
+		if st != want {
 			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
 		}
 		if h.Get("Set-Cookie") != "" {

@@ -214,11 +214,11 @@ func simulateProvisional(t *testing.T, seed int64) {
 	r := newRoom(active)
 	start := r.now
 	type browser struct {
-		id              string
-		arrive, next    int64
-		stay, inSince   int64
-		admitted, done  bool
-		first, returned bool
+		id             string
+		arrive, next   int64
+		stay, inSince  int64
+		admitted, done bool
+		first          bool
 	}
 	var bs []*browser
 	for i := 0; i < 60; i++ {
