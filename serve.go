@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,9 +94,18 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		}
 		fs.StringVar(p, name, def, usage+" (env "+envName(name)+")")
 	}
+	// An environment twin that is not a whole number stops the start, as a
+	// bad flag does: a typo must not leave the default silently in force.
+	var envErr error
 	num := func(p *int, name string, def int, usage string) {
 		if v := getenv(envName(name)); v != "" {
-			fmt.Sscan(v, &def)
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil && envErr == nil {
+				envErr = fmt.Errorf("%s=%q is not a whole number (see aditus-queue serve --help)", envName(name), v)
+			}
+			if err == nil {
+				def = n
+			}
 		}
 		fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
 	}
@@ -145,6 +155,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 			return nil, errHelp
 		}
 		return nil, fmt.Errorf("%w (see aditus-queue serve --help)", err)
+	}
+	if envErr != nil {
+		return nil, envErr
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -20,6 +20,8 @@ func TestLoadTestLimitFlags(t *testing.T) {
 		{"rate beyond the runner", []string{"--loadtest-max-rate", "100001"}, nil, 0, 0, "--loadtest-max-rate"},
 		{"zero seconds", []string{"--loadtest-max-seconds", "0"}, nil, 0, 0, "--loadtest-max-seconds"},
 		{"seconds beyond the runner", []string{"--loadtest-max-seconds", "601"}, nil, 0, 0, "--loadtest-max-seconds"},
+		{"env twin not a number", nil, map[string]string{"AQ_LOADTEST_MAX_RATE": "5k"}, 0, 0, "AQ_LOADTEST_MAX_RATE"},
+		{"env twin with spaces", nil, map[string]string{"AQ_LOADTEST_MAX_SECONDS": " 60 "}, 5000, 60, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseServeFlags(tc.args, func(k string) string { return tc.env[k] })
