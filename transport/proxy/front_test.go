@@ -58,6 +58,12 @@ host "shop.test" {
     waiting_room {
       active         = %d
       on_store_error = "wait"
+      # These tests and the fuzz target send many first requests from
+      # one peer: the address budget is not what they check.
+      address_budget {
+        per_minute = 6000000
+        burst      = 10000000
+      }
     }
     %s
   }
