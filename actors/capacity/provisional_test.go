@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -75,10 +74,19 @@ func (r *room) confirm(id string, arrived int64) Status {
 	return r.t.Status(id)
 }
 
+// behindProvisional returns a room of one slot, held by "in", where id made
+// a first request at the time returned and "w" checked a second later.
+func behindProvisional(id string) (*room, int64) {
+	r := newRoom(1, "in")
+	at := r.now
+	r.arrive(id)
+	r.now += sec
+	r.check("w")
+	return r, at
+}
+
 func TestProvisionalPlaceKeepsArrivalOrder(t *testing.T) {
-	r := newRoom(1)
-	r.check("in")
-	r.check("w1") // real, at 1000 s
+	r := newRoom(1, "in", "w1") // w1 real, at 1000 s
 	r.now += sec
 	at := r.now
 	n := len(r.log)
@@ -104,19 +112,7 @@ func TestProvisionalPlaceKeepsArrivalOrder(t *testing.T) {
 		t.Fatalf("confirmation logged %+v, want queued with the arrival time", e)
 	}
 	// The order survives replay and a snapshot.
-	got := New()
-	for _, e := range r.log {
-		got.Apply(0, e)
-	}
-	snap, err := json.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = New()
-	if err := json.Unmarshal(snap, got); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Waiting(), []string{"w1", "p", "w2"}) {
+	if got := r.restored(t); !slices.Equal(got.Waiting(), []string{"w1", "p", "w2"}) {
 		t.Fatalf("replayed line %v, want [w1 p w2]", got.Waiting())
 	}
 	// A later return is the waiter's ordinary check.
@@ -127,23 +123,13 @@ func TestProvisionalPlaceKeepsArrivalOrder(t *testing.T) {
 }
 
 func TestProvisionalPlaceGoneAfterWindow(t *testing.T) {
-	r := newRoom(1)
-	r.check("in")
-	at := r.now
-	r.arrive("late")
-	r.now += sec
-	r.check("w")
+	r, at := behindProvisional("late")
 	win := int64(r.t.Settings.ProvisionalWindow())
 	r.now = at + win + 1
 	if st := r.confirm("late", at); st.Position != 2 {
 		t.Fatalf("return past the window at %d, want the end (2)", st.Position)
 	}
-	r2 := newRoom(1)
-	r2.check("in")
-	at = r2.now
-	r2.arrive("onTime")
-	r2.now += sec
-	r2.check("w")
+	r2, at := behindProvisional("onTime")
 	r2.now = at + win
 	if st := r2.confirm("onTime", at); st.Position != 1 {
 		t.Fatalf("return at the window's end at %d, want 1", st.Position)
@@ -170,12 +156,7 @@ func TestProvisionalFirstRequestAdmittedWhenFree(t *testing.T) {
 }
 
 func TestProvisionalConfirmedIntoFreeSlot(t *testing.T) {
-	r := newRoom(1)
-	r.check("in")
-	at := r.now
-	r.arrive("p")
-	r.now += sec
-	r.check("w")
+	r, at := behindProvisional("p")
 	r.apply(r.t.Release("in", r.now))
 	if st := r.confirm("p", at); !st.Admitted {
 		t.Fatalf("p, first by arrival with a slot free, got %+v", st)
@@ -186,9 +167,7 @@ func TestProvisionalConfirmedIntoFreeSlot(t *testing.T) {
 }
 
 func TestConfirmRefusesFutureOrForeignTimes(t *testing.T) {
-	r := newRoom(1)
-	r.check("in")
-	r.check("w")
+	r := newRoom(1, "in", "w")
 	for _, arrived := range []int64{0, -5, r.now, r.now + sec} {
 		id := fmt.Sprint("x", arrived)
 		if st := r.confirm(id, arrived); st.Position != r.t.Status(id).Waiting {

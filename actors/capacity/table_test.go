@@ -19,9 +19,14 @@ type room struct {
 	log []Event
 }
 
-func newRoom(active int) *room {
+// newRoom returns a room of active slots (a 60 s session, a 10 s refresh)
+// where each of ids has checked, in order, at the same instant.
+func newRoom(active int, ids ...string) *room {
 	r := &room{t: New(), now: 1_000 * sec}
 	r.apply(r.t.Configure(Settings{Active: active, Session: 60 * time.Second, Refresh: 10 * time.Second}, r.now))
+	for _, id := range ids {
+		r.check(id)
+	}
 	return r
 }
 
@@ -35,6 +40,33 @@ func (r *room) apply(evs []Event) {
 func (r *room) check(id string) Status {
 	r.apply(r.t.Check(id, r.now))
 	return r.t.Status(id)
+}
+
+// restored is the table the grain would rebuild from r's log: every event
+// through its encoding, then the whole through a snapshot.
+func (r *room) restored(t *testing.T) *Table {
+	t.Helper()
+	got := New()
+	for _, e := range r.log {
+		b, err := e.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := DecodeEvent(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Apply(0, d)
+	}
+	snap, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := New()
+	if err := json.Unmarshal(snap, restored); err != nil {
+		t.Fatal(err)
+	}
+	return restored
 }
 
 func TestCheck(t *testing.T) {
@@ -65,8 +97,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
-	r := newRoom(1)
-	r.check("a")
+	r := newRoom(1, "a")
 	if st := r.check("b"); st.Admitted {
 		t.Fatalf("b admitted while a holds the only slot")
 	}
@@ -87,10 +118,7 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestSilentWaiterLosesPlace(t *testing.T) {
-	r := newRoom(1)
-	r.check("in")
-	r.check("quiet")
-	r.check("keen")
+	r := newRoom(1, "in", "quiet", "keen")
 	for i := 0; i < 4; i++ { // keen checks every 10 s, quiet never
 		r.now += 10 * sec
 		r.t.Touch([]string{"in"}, r.now)
@@ -107,9 +135,7 @@ func TestSilentWaiterLosesPlace(t *testing.T) {
 }
 
 func TestReleaseFreesAtOnce(t *testing.T) {
-	r := newRoom(1)
-	r.check("a")
-	r.check("b")
+	r := newRoom(1, "a", "b")
 	r.apply(r.t.Release("a", r.now))
 	if st := r.check("b"); !st.Admitted {
 		t.Fatalf("b not admitted after a's release")
@@ -127,27 +153,7 @@ func TestReplay(t *testing.T) {
 	}
 	r.apply(r.t.Release("v1", r.now))
 	r.check("v2")
-	got := New()
-	for _, e := range r.log {
-		b, err := e.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := DecodeEvent(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got.Apply(0, d)
-	}
-	// Through a snapshot, as the grain restores one.
-	snap, err := json.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = New()
-	if err := json.Unmarshal(snap, got); err != nil {
-		t.Fatal(err)
-	}
+	got := r.restored(t)
 	r.now += 1000 * sec // long down time: nobody loses a place
 	got.Recovered(r.now)
 	if !slices.Equal(got.Waiting(), r.t.Waiting()) || len(got.Inside) != len(r.t.Inside) {
