@@ -10,15 +10,22 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
+// capacityShop is the set-up of a capacity grain test: a deadline for the
+// whole test, an empty log for its members, the id of the shop's capacity
+// room, and its settings of active slots, a one-minute session and a
+// ten-second refresh.
+func capacityShop(t *testing.T, active int) (context.Context, *memlog.Log, string, capacity.Settings) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	s := capacity.Settings{Active: active, Session: time.Minute, Refresh: 10 * time.Second}
+	return ctx, memlog.New(), CapacityID("shop.example.com", "/"), s
+}
+
 // TestCapacityGrainSurvivesRestart fills a capacity room on one member,
 // stops it, and checks that a new member on the same log keeps every slot
 // holder inside, the line in its order, and the cookie key.
 func TestCapacityGrainSurvivesRestart(t *testing.T) {
-	l := memlog.New()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	s := capacity.Settings{Active: 2, Session: time.Minute, Refresh: 10 * time.Second}
-	id := CapacityID("shop.example.com", "/")
+	ctx, l, id, s := capacityShop(t, 2)
 
 	n := startNode(t, l)
 	key, err := n.Client.CapacityKey(ctx, id)

@@ -25,11 +25,7 @@ func streamLen(t *testing.T, l *memlog.Log, stream string) int {
 // through the grain: they are told an estimate and write nothing; a
 // return confirms the place in its order of arrival, with one write.
 func TestCapacityGrainProvisionalPlaces(t *testing.T) {
-	l := memlog.New()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	s := capacity.Settings{Active: 1, Session: time.Minute, Refresh: 10 * time.Second}
-	id := CapacityID("shop.example.com", "/")
+	ctx, l, id, s := capacityShop(t, 1)
 	n := startNode(t, l)
 	defer n.Stop(ctx)
 	if st, err := n.Client.CapacityArrive(ctx, id, s, "in"); err != nil || !st.Admitted {
