@@ -110,24 +110,49 @@ func (p *PowPressure) inflow() float64 {
 // Decide compares the inflow with cfg's threshold and returns the work to
 // ask for, given the level in force (nil: none) at at.
 func (p *PowPressure) Decide(cfg *Config, cur *PowLevel, at int64) PowDecision {
+	threshold := cfg.Pow.autoFactor() * cfg.RatePerMinute
+	return p.Judge(PowTrigger{On: cfg.Pow.Auto, Threshold: threshold, Bits: cfg.Pow.Bits,
+		Armed: func(inflow float64, bits int) string {
+			return fmt.Sprintf("inflow %s a minute is %s× the admission rate of %s (threshold %s×): proof of work at %d bits",
+				formatRate(inflow), formatRate(inflow/cfg.RatePerMinute), formatRate(cfg.RatePerMinute),
+				formatRate(cfg.Pow.autoFactor()), bits)
+		}}, cur, at)
+}
+
+// PowTrigger is what the controller compares the inflow with: a rate
+// room's multiple of its admission rate, or a capacity room's arrivals a
+// minute.
+type PowTrigger struct {
+	// On is pow.auto; off lifts any level in force.
+	On bool
+	// Threshold is the inflow a minute that arms the work.
+	Threshold float64
+	// Bits is the work asked at the threshold; one more per doubling of
+	// the inflow beyond it.
+	Bits int
+	// Armed explains a rise, given the inflow a minute and the new bits.
+	Armed func(inflow float64, bits int) string
+}
+
+// Judge compares the inflow with t and returns the work to ask for, given
+// the level in force (nil: none) at at.
+func (p *PowPressure) Judge(t PowTrigger, cur *PowLevel, at int64) PowDecision {
 	d := PowDecision{Level: cur, Inflow: p.inflow()}
-	if !cfg.Pow.Auto {
+	if !t.On {
 		p.calmSince = 0
 		if cur != nil {
 			d.Level, d.Changed, d.Reason = nil, true, "pow.auto turned off: proof of work lifted"
 		}
 		return d
 	}
-	threshold := cfg.Pow.autoFactor() * cfg.RatePerMinute
+	threshold := t.Threshold
 	switch {
 	case d.Inflow >= threshold:
 		p.calmSince = 0
-		bits := min(MaxPowBits, max(cfg.Pow.Bits, cfg.Pow.Bits+int(math.Log2(d.Inflow/threshold))))
+		bits := min(MaxPowBits, max(t.Bits, t.Bits+int(math.Log2(d.Inflow/threshold))))
 		if cur == nil || bits > cur.Bits {
 			d.Level, d.Changed = &PowLevel{Bits: bits}, true
-			d.Reason = fmt.Sprintf("inflow %s a minute is %s× the admission rate of %s (threshold %s×): proof of work at %d bits",
-				formatRate(d.Inflow), formatRate(d.Inflow/cfg.RatePerMinute), formatRate(cfg.RatePerMinute),
-				formatRate(cfg.Pow.autoFactor()), bits)
+			d.Reason = t.Armed(d.Inflow, bits)
 		}
 	case cur == nil:
 		p.calmSince = 0
@@ -143,6 +168,10 @@ func (p *PowPressure) Decide(cfg *Config, cur *PowLevel, at int64) PowDecision {
 	}
 	return d
 }
+
+// FormatRate writes a rate as the controllers' reasons do: at most two
+// decimals.
+func FormatRate(v float64) string { return formatRate(v) }
 
 // autoFactor is AutoFactor, or its default for a configuration written
 // before it existed.
