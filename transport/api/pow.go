@@ -4,86 +4,29 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/spent"
 )
 
 // Proof of work before a join (seed: "proof-of-work bot protection"). The
 // challenge is stateless and signed for the room (room.SignChallenge), so
 // any front node issues and checks it. What a node remembers is only which
-// challenges it has seen spent: a best-effort guard against reuse, bounded
-// in memory; the real cost for a bot farm is the hash work itself.
+// challenges it has seen spent (package spent).
 
 // maxSpent bounds the spent challenges a node remembers: 512 Ki entries,
-// about 26 MB when full (52 bytes an entry, measured by
-// BenchmarkSpentSetMemory). It is reached only past some 1,700 solved joins
-// a second on one node, sustained for the five minutes a challenge lives;
-// beyond it the oldest spent challenges are forgotten first, and each of
-// those can buy one more join before it expires.
+// about 26 MB when full (spent.BenchmarkSetMemory). It is reached only
+// past some 1,700 solved joins a second on one node, sustained for the
+// five minutes a challenge lives.
 const maxSpent = 1 << 19
 
-// spent is shared by every server of the process: one process is one node.
-var spent = newSpentSet(maxSpent)
-
-// spentSet remembers spent challenges until they expire.
-type spentSet struct {
-	mu sync.Mutex
-	// mu guards ids, order and head.
-	// ids maps the first 8 bytes of a spent challenge's random id to its
-	// expiry (Unix seconds). 64 random bits keep collisions out of reach
-	// at this size; a collision only asks a visitor for one more solution.
-	ids map[uint64]uint32
-	// order holds the ids as they were spent, from head on; expiries follow
-	// spending order closely, so pruning from the front frees the expired.
-	order []uint64
-	head  int
-	limit int
-}
-
-func newSpentSet(limit int) *spentSet {
-	return &spentSet{ids: map[uint64]uint32{}, limit: limit}
-}
-
-// spend marks id spent until expires and reports whether it was fresh.
-func (s *spentSet) spend(id uint64, expires, now uint32) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pruneLocked(now)
-	if _, ok := s.ids[id]; ok {
-		return false
-	}
-	if len(s.ids) >= s.limit {
-		delete(s.ids, s.order[s.head])
-		s.head++
-	}
-	s.ids[id] = expires
-	s.order = append(s.order, id)
-	return true
-}
-
-// pruneLocked drops expired entries from the front of order.
-func (s *spentSet) pruneLocked(now uint32) {
-	for s.head < len(s.order) && s.ids[s.order[s.head]] < now {
-		delete(s.ids, s.order[s.head])
-		s.head++
-	}
-	if s.head > 4096 && s.head > len(s.order)/2 {
-		s.order = append(make([]uint64, 0, len(s.order)-s.head+1024), s.order[s.head:]...)
-		s.head = 0
-	}
-}
-
-// size returns how many spent challenges are remembered.
-func (s *spentSet) size() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.ids)
-}
+// spentChallenges is shared by every server of the process: one process
+// is one node.
+var spentChallenges = spent.New(maxSpent)
 
 // powAnswer is GET /pow's answer, and the "pow" field of a 428.
 type powAnswer struct {
@@ -189,7 +132,7 @@ func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) error {
 		return refuse("The waiting room asks for harder work now; solve the fresh challenge.")
 	case !room.PowSolved(sol.Challenge, sol.Nonce, ch.Bits):
 		return refuse("The nonce does not solve the challenge.")
-	case !spent.spend(binary.BigEndian.Uint64(ch.ID[:8]), uint32(ch.Expires.Unix()), uint32(now.Unix())):
+	case !spentChallenges.Spend(binary.BigEndian.Uint64(ch.ID[:8]), uint32(ch.Expires.Unix()), uint32(now.Unix())):
 		return refuse("The challenge has been used already; solve the fresh one.")
 	}
 	return nil
