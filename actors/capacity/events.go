@@ -1,6 +1,9 @@
 package capacity
 
-import "github.com/aditus-queue/aditus-queue/actors/versioned"
+import (
+	rate "github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/actors/versioned"
+)
 
 // EventVersion is the newest encoding of a capacity room's events (package versioned
 // writes it and refuses newer ones); a change of meaning needs a new version
@@ -33,6 +36,10 @@ type Event struct {
 	// KeySealed is the room's cookie key, sealed under the master key
 	// (keyed).
 	KeySealed []byte `json:"keySealed,omitempty"`
+	// Pow is the automatic proof of work from now on (pow; Bits 0:
+	// lifted), and Reason why it changed.
+	Pow    *rate.PowLevel `json:"pow,omitempty"`
+	Reason string         `json:"reason,omitempty"`
 }
 
 // Event types.
@@ -44,6 +51,7 @@ const (
 	TypeReleased   = "released"
 	TypeExpired    = "expired"
 	TypeKeyed      = "keyed"
+	// TypePow (powauto.go) changes the automatic proof of work.
 )
 
 // Encode returns the event's log encoding.

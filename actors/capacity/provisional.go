@@ -46,7 +46,7 @@ func (t *Table) Arrive(id string, now int64) []Event {
 func (t *Table) Estimate() Status {
 	t.init()
 	n := t.line.len()
-	return Status{Position: n + 1, Waiting: n + 1, Inside: len(t.Inside), Provisional: true}
+	return Status{Position: n + 1, Waiting: n + 1, Inside: len(t.Inside), Provisional: true, Pow: t.PowBits()}
 }
 
 // Confirm is a request of visitor id whose cookie says they first came at

@@ -23,6 +23,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	rate "github.com/aditus-queue/aditus-queue/actors/room"
 )
 
 // Settings are a capacity room's operator settings.
@@ -34,6 +36,9 @@ type Settings struct {
 	// Refresh is how often the waiting page checks again; a waiter silent
 	// for three times as long loses the place.
 	Refresh time.Duration `json:"refresh"`
+	// Pow turns proof of work on by itself under a flood of arrivals
+	// (powauto.go); the zero value is off.
+	Pow PowAuto `json:"pow,omitzero"`
 }
 
 // Defaults of the seed: a slot is kept five minutes, the page checks every
@@ -51,7 +56,7 @@ func (s Settings) Validate() error {
 	if s.Active < 1 || s.Session <= 0 || s.Refresh <= 0 {
 		return ErrSettings
 	}
-	return nil
+	return s.Pow.validate()
 }
 
 // Status is what a visitor is told after a check.
@@ -69,6 +74,9 @@ type Status struct {
 	// Provisional reports a place not yet counted (a first request, see
 	// Arrive): Position is then an estimate, everyone waiting plus one.
 	Provisional bool `json:"provisional,omitempty"`
+	// Pow is the proof of work new arrivals must solve now, in bits (0:
+	// none).
+	Pow int `json:"pow,omitempty"`
 }
 
 // Table is one capacity room: the slot holders and the line. It is not
@@ -81,6 +89,8 @@ type Table struct {
 	Inside map[string]int64 `json:"inside"`
 	// KeySealed is the key of the visitors' cookies, sealed.
 	KeySealed []byte `json:"keySealed,omitempty"`
+	// Pow is the automatic proof of work in force (nil: none).
+	Pow *rate.PowLevel `json:"pow,omitempty"`
 
 	// line is the waiting visitors in arrival order (Waiting; "line" in
 	// the JSON of a snapshot).
@@ -107,12 +117,13 @@ type tableJSON struct {
 	Line      []string         `json:"line"`
 	LineAt    []int64          `json:"lineAt,omitempty"`
 	KeySealed []byte           `json:"keySealed,omitempty"`
+	Pow       *rate.PowLevel   `json:"pow,omitempty"`
 }
 
 // MarshalJSON encodes the table for a snapshot.
 func (t *Table) MarshalJSON() ([]byte, error) {
 	t.init()
-	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed})
+	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed, t.Pow})
 }
 
 // UnmarshalJSON restores a snapshot; call Recovered after replay.
@@ -121,7 +132,7 @@ func (t *Table) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	t.Epoch, t.Settings, t.Inside, t.KeySealed = j.Epoch, j.Settings, j.Inside, j.KeySealed
+	t.Epoch, t.Settings, t.Inside, t.KeySealed, t.Pow = j.Epoch, j.Settings, j.Inside, j.KeySealed, j.Pow
 	t.line = newLine()
 	t.line.rebuild(j.Line, j.LineAt)
 	t.seen = map[string]int64{}
@@ -226,7 +237,7 @@ func set(ids []string) map[string]bool {
 // Status tells visitor id where they stand. It changes nothing.
 func (t *Table) Status(id string) Status {
 	t.init()
-	st := Status{Waiting: t.line.len(), Inside: len(t.Inside)}
+	st := Status{Waiting: t.line.len(), Inside: len(t.Inside), Pow: t.PowBits()}
 	if exp, ok := t.Inside[id]; ok {
 		st.Admitted, st.Expires = true, exp
 		return st
@@ -305,6 +316,11 @@ func (t *Table) apply(e Event) {
 		t.Settings = *e.Settings
 	case TypeKeyed:
 		t.KeySealed = e.KeySealed
+	case TypePow:
+		if t.Pow = nil; e.Pow != nil && e.Pow.Bits > 0 {
+			lv := *e.Pow
+			t.Pow = &lv
+		}
 	case TypeQueued:
 		if !t.line.has(e.ID) {
 			if e.Arrived > 0 && e.Arrived < e.At {

@@ -52,6 +52,16 @@ type CapacityRequest struct {
 	Arrived int64 `json:"arrived,omitempty"`
 	// IDs are the visitors seen active since the last batch (touch).
 	IDs []string `json:"ids,omitempty"`
+	// Challenged counts the first requests a proxy node answered with a
+	// proof-of-work challenge since its last batch (touch): arrivals the
+	// automatic proof of work counts.
+	Challenged uint64 `json:"challenged,omitempty"`
+}
+
+// CapacityTouchAnswer is the answer to a renewal batch.
+type CapacityTouchAnswer struct {
+	// Pow is the proof of work new arrivals must solve now, in bits.
+	Pow int `json:"pow,omitempty"`
 }
 
 // capacityGrain holds one capacity room. Its writes (arrivals, admissions,
@@ -66,6 +76,7 @@ type capacityGrain struct {
 	ready bool
 	dead  bool
 	since int
+	pow   capacity.PowCounter
 }
 
 func newCapacityGrain(d *Deps) actor.Actor { return &capacityGrain{deps: d} }
@@ -143,6 +154,10 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 			ctx.Respond(errResponse(err))
 			return
 		}
+		if r.First {
+			g.pow.Arrived(1)
+		}
+		g.decidePow(now)
 		st := g.t.Status(r.ID)
 		if r.First && !st.Admitted && st.Position == 0 {
 			st = g.t.Estimate()
@@ -150,7 +165,9 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 		ctx.Respond(okResponse(st))
 	case opCapTouch:
 		g.t.Touch(r.IDs, now)
-		ctx.Respond(okResponse(struct{}{}))
+		g.pow.Arrived(r.Challenged)
+		g.decidePow(now)
+		ctx.Respond(okResponse(CapacityTouchAnswer{Pow: g.t.PowBits()}))
 	case opCapRelease:
 		if err := g.write(g.t.Release(r.ID, now)); err != nil {
 			ctx.Respond(errResponse(err))
@@ -181,6 +198,20 @@ func (g *capacityGrain) check(r CapacityRequest, now int64) []capacity.Event {
 		return g.t.Confirm(r.ID, r.Arrived, now)
 	}
 	return g.t.Check(r.ID, now)
+}
+
+// decidePow writes the automatic proof of work's change, if any. A change
+// that cannot be written is decided again at the next request.
+func (g *capacityGrain) decidePow(now int64) {
+	evs := g.pow.Decide(g.t, now)
+	if len(evs) == 0 {
+		return
+	}
+	if err := g.write(evs); err != nil {
+		g.log.Warn("automatic proof of work change not written", "error", err, "reason", evs[0].Reason)
+		return
+	}
+	g.log.Info("automatic proof of work", "bits", g.t.PowBits(), "reason", evs[0].Reason)
 }
 
 // write appends evs, reads the stream back (fencing) and applies what it
