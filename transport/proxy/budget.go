@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
@@ -59,20 +57,4 @@ func (b *addressBudget) take(r *http.Request) (ok bool, retryAfter time.Duration
 // client waiting that long finds its token, and at least one.
 func retrySeconds(d time.Duration) string {
 	return strconv.Itoa(int(max(1, math.Ceil(d.Seconds()))))
-}
-
-// Collector is the proxy's metric of address budgets: first requests
-// answered 503 without a place because their address was over its room's
-// budget, on this node.
-func (h *Handler) Collector() prometheus.Collector {
-	return prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "aditus_queue_proxy_address_budget_refusals_total",
-		Help: "First requests to capacity rooms answered 503 without a place: their client address was over the room's address budget.",
-	}, func() float64 {
-		var n uint64
-		for _, g := range h.gates {
-			n += g.budget.refused.Load()
-		}
-		return float64(n)
-	})
 }

@@ -60,7 +60,7 @@ func TestConfigAddressBudget(t *testing.T) {
     }
   }
 }`))
-	if err == nil || !strings.Contains(err.Error(), "address_budget belong to capacity rooms") {
+	if err == nil || !strings.Contains(err.Error(), "belong to capacity rooms") {
 		t.Fatalf("a rate room's block with address_budget: %v", err)
 	}
 }

@@ -174,7 +174,14 @@ type waitingRoomSchema struct {
 	Room         *string `hcl:"room,optional"`
 	// AddressBudget is the `address_budget { … }` block.
 	AddressBudget *budgetSchema `hcl:"address_budget,block"`
-	Range         hcl.Range     `hcl:",def_range"`
+	// PowAuto is the `pow_auto { … }` block.
+	PowAuto *powAutoSchema `hcl:"pow_auto,block"`
+	Range   hcl.Range      `hcl:",def_range"`
+}
+
+type powAutoSchema struct {
+	ArrivalsPerMinute *float64 `hcl:"arrivals_per_minute,optional"`
+	Bits              *int     `hcl:"bits,optional"`
 }
 
 type budgetSchema struct {
@@ -349,8 +356,8 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		r.Secret = *ws.Secret
 	}
 	if ws.Room != nil {
-		if ws.Active != nil || ws.Session != nil || ws.Page != nil || ws.AddressBudget != nil {
-			return nil, errors.New(`room = "<slug>" names a rate room: active, session, page and address_budget belong to capacity rooms (a rate room's budget is its site's addressBudget)`)
+		if ws.Active != nil || ws.Session != nil || ws.Page != nil || ws.AddressBudget != nil || ws.PowAuto != nil {
+			return nil, errors.New(`room = "<slug>" names a rate room: active, session, page, address_budget and pow_auto belong to capacity rooms (a rate room's budget is its site's addressBudget, its automatic proof of work its pow.auto)`)
 		}
 		r.RateRoom = *ws.Room
 	} else if ws.Active == nil {
@@ -383,6 +390,15 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 			return nil, fmt.Errorf("%s %q: want a duration of at least 1s such as \"5m\"", d.name, *d.v)
 		}
 		*d.dst = v
+	}
+	if ws.PowAuto != nil {
+		r.Settings.Pow = capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits}
+		if v := ws.PowAuto.ArrivalsPerMinute; v != nil {
+			r.Settings.Pow.PerMinute = *v
+		}
+		if v := ws.PowAuto.Bits; v != nil {
+			r.Settings.Pow.Bits = *v
+		}
 	}
 	if r.RateRoom == "" {
 		if err := r.Settings.Validate(); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
 )
 
 // seedExample reads a seed 004 example from testdata with the upstream and
@@ -136,5 +138,46 @@ host "a" {
 	}
 	if cfg, err := Parse("f.hcl", nil); err != nil || cfg.Server.CookieSecure != CookieSecureAuto || cfg.Server.TrustedProxies != nil {
 		t.Fatalf("no server block: got %+v %v, want auto and no trusted proxy", cfg, err)
+	}
+}
+
+// TestConfigPowAuto: pow_auto's defaults, its bounds, and its refusal in a
+// block that names a rate room.
+func TestConfigPowAuto(t *testing.T) {
+	parse := func(block string) (*Room, error) {
+		cfg, err := Parse("t.hcl", []byte(`host "shop.test" {
+  location "/" {
+    static_files { directory = "." }
+    waiting_room {
+      on_store_error = "wait"
+      `+block+`
+    }
+  }
+}`))
+		if err != nil {
+			return nil, err
+		}
+		return cfg.Hosts["shop.test"].Locations[0].Rooms[0].Room, nil
+	}
+	r, err := parse("active = 5\n pow_auto {}")
+	if err != nil || r.Settings.Pow != (capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits}) {
+		t.Fatalf("pow_auto {}: %+v %v", r, err)
+	}
+	r, err = parse("active = 5\n pow_auto {\n arrivals_per_minute = 120\n bits = 10\n }")
+	if err != nil || r.Settings.Pow != (capacity.PowAuto{PerMinute: 120, Bits: 10}) {
+		t.Fatalf("pow_auto with values: %+v %v", r, err)
+	}
+	if r, err = parse("active = 5"); err != nil || r.Settings.Pow.On() {
+		t.Fatalf("no pow_auto block: %+v %v", r, err)
+	}
+	for _, bad := range []string{
+		"active = 5\n pow_auto { bits = 25 }",
+		"active = 5\n pow_auto { arrivals_per_minute = 0 }",
+		`room = "launch"` + "\n pow_auto {}",
+		"active = 5\n pow_auto { factor = 2 }",
+	} {
+		if _, err := parse(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

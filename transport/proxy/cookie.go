@@ -9,6 +9,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"unsafe"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
 // visitorSize is a visitor id's length in bytes.
@@ -38,11 +40,13 @@ type Visitor struct {
 type cookieBox struct {
 	aead cipher.AEAD
 	ad   []byte
+	// powKey signs the room's proof-of-work challenges (pow.go).
+	powKey []byte
 }
 
 var errCookie = errors.New("cookie does not open")
 
-func newCookieBox(key []byte, host, room string) (*cookieBox, error) {
+func newCookieBox(key []byte, host, name string) (*cookieBox, error) {
 	if len(key) != 32 {
 		return nil, errors.New("cookie key must be 32 bytes")
 	}
@@ -54,7 +58,11 @@ func newCookieBox(key []byte, host, room string) (*cookieBox, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cookieBox{aead: aead, ad: []byte("aditus-queue capacity\x00" + host + "\x00" + room)}, nil
+	powKey, err := room.SubKey(key, "pow")
+	if err != nil {
+		return nil, err
+	}
+	return &cookieBox{aead: aead, ad: []byte("aditus-queue capacity\x00" + host + "\x00" + name), powKey: powKey}, nil
 }
 
 // secretKey derives a room's cookie key from the operator's secret, so

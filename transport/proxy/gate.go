@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/transport/spent"
 )
 
 // storeTimeout bounds one synchronous call to the store on a visitor's
@@ -32,6 +33,8 @@ type gate struct {
 	secure func(*http.Request) bool
 	// budget limits the first requests of each client address.
 	budget *addressBudget
+	// pow asks new arrivals for proof of work when the room says so.
+	pow gatePow
 
 	box atomic.Pointer[cookieBox]
 	// keyMu serialises fetching the key from the store.
@@ -58,6 +61,7 @@ func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gat
 		return nil, err
 	}
 	g.budget = b
+	g.pow.spent = spent.New(maxSpent)
 	src := r.Page
 	if src == nil {
 		src = builtinPage
@@ -129,6 +133,9 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		}
 	}
 	if !known {
+		if bits := int(g.pow.bits.Load()); bits > 0 && !g.proved(w, r, box, bits) {
+			return v, false, false
+		}
 		if ok, wait := g.budget.take(r); !ok {
 			g.refuse(w, wait)
 			return v, false, false
@@ -149,6 +156,7 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		g.setCookie(w, r, box, v)
 		return v, false, g.storeError(w)
 	}
+	g.setPow(st.Pow)
 	if st.Admitted {
 		v.Expires = st.Expires
 		g.forget(v)
@@ -234,8 +242,10 @@ func (g *gate) release(ctx context.Context, r *http.Request, v Visitor) *http.Co
 		Secure: g.secure(r), SameSite: http.SameSiteLaxMode}
 }
 
-// flush sends the visitors seen since the last flush as one Touch, and
-// forgets released visitors whose cookies have ended.
+// flush sends the visitors seen since the last flush as one Touch, with
+// the challenge pages answered meanwhile, and forgets released visitors
+// whose cookies have ended. While proof of work is in force it sends every
+// time, so that the room can lift it when calm and this node learns so.
 func (g *gate) flush(ctx context.Context) {
 	now := g.now().UnixNano()
 	g.mu.Lock()
@@ -251,12 +261,17 @@ func (g *gate) flush(ctx context.Context) {
 		}
 	}
 	g.mu.Unlock()
-	if len(ids) == 0 {
+	challenged := g.pow.challenged.Swap(0)
+	if len(ids) == 0 && challenged == 0 && g.pow.bits.Load() == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	if err := g.store.Touch(ctx, g.id, ids); err != nil {
+	bits, err := g.store.Touch(ctx, g.id, ids, challenged)
+	if err != nil {
+		g.pow.challenged.Add(challenged) // reported with the next batch
 		g.log.Warn("renewal batch lost; holders renew in the last fifth of their session", "error", err, "visitors", len(ids))
+		return
 	}
+	g.setPow(bits)
 }

@@ -25,6 +25,8 @@ type tableStore struct {
 	checks  int
 	down    bool
 	now     func() time.Time
+	// pow counts arrivals for one room's automatic proof of work.
+	pow capacity.PowCounter
 }
 
 func (s *tableStore) clock() int64 {
@@ -57,15 +59,27 @@ func (s *tableStore) Check(_ context.Context, room string, set capacity.Settings
 	for _, e := range t.Check(v, s.clock()) {
 		t.Apply(0, e)
 	}
+	s.decidePow(t)
 	return t.Status(v), nil
 }
 
-func (s *tableStore) Touch(_ context.Context, room string, vs []string) error {
+func (s *tableStore) Touch(_ context.Context, room string, vs []string, challenged uint64) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touches++
-	s.tables[room].Touch(vs, s.clock())
-	return nil
+	t := s.tables[room]
+	t.Touch(vs, s.clock())
+	s.pow.Arrived(challenged)
+	s.decidePow(t)
+	return t.PowBits(), nil
+}
+
+// decidePow applies the automatic proof of work's change, as the grain
+// does.
+func (s *tableStore) decidePow(t *capacity.Table) {
+	for _, e := range s.pow.Decide(t, s.clock()) {
+		t.Apply(0, e)
+	}
 }
 
 func (s *tableStore) Release(_ context.Context, room, v string) error {

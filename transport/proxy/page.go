@@ -20,6 +20,12 @@ type page struct {
 }
 
 func parsePage(src []byte) *page {
+	return parseHoles(src, "{position}", "{waiting}", "{refresh}")
+}
+
+// parseHoles splits src at the placeholders names; any other brace is
+// text.
+func parseHoles(src []byte, names ...string) *page {
 	p := &page{}
 	for {
 		i := bytes.IndexByte(src, '{')
@@ -27,7 +33,7 @@ func parsePage(src []byte) *page {
 			break
 		}
 		matched := false
-		for _, name := range []string{"{position}", "{waiting}", "{refresh}"} {
+		for _, name := range names {
 			if bytes.HasPrefix(src[i:], []byte(name)) {
 				p.parts = append(p.parts, src[:i])
 				p.holes = append(p.holes, name)
@@ -46,6 +52,19 @@ func parsePage(src []byte) *page {
 	return p
 }
 
+// write writes the page to b, each placeholder by hole.
+func (p *page) write(b *bytes.Buffer, hole func(b *bytes.Buffer, name string)) {
+	for i, part := range p.parts {
+		b.Write(part)
+		if i == len(p.holes) {
+			break
+		}
+		if p.holes[i] != "" {
+			hole(b, p.holes[i])
+		}
+	}
+}
+
 // render fills the page; position and waiting below 1 show as "…".
 func (p *page) render(position, waiting, refreshSeconds int) []byte {
 	return p.fill(num(position), waiting, refreshSeconds)
@@ -61,12 +80,8 @@ func num(n int) string {
 // fill is render with the text of {position} given.
 func (p *page) fill(position string, waiting, refreshSeconds int) []byte {
 	var b bytes.Buffer
-	for i, part := range p.parts {
-		b.Write(part)
-		if i == len(p.holes) {
-			break
-		}
-		switch p.holes[i] {
+	p.write(&b, func(b *bytes.Buffer, name string) {
+		switch name {
 		case "{position}":
 			b.WriteString(position)
 		case "{waiting}":
@@ -74,6 +89,6 @@ func (p *page) fill(position string, waiting, refreshSeconds int) []byte {
 		case "{refresh}":
 			b.WriteString(strconv.Itoa(refreshSeconds))
 		}
-	}
+	})
 	return b.Bytes()
 }

@@ -19,7 +19,10 @@ import (
 // Arrive and Confirm complete tableStore (handler_test.go) as a Store.
 
 func (s *tableStore) Arrive(_ context.Context, room string, set capacity.Settings, v string) (capacity.Status, error) {
-	return s.do(room, set, v, func(t *capacity.Table, now int64) []capacity.Event { return t.Arrive(v, now) })
+	return s.do(room, set, v, func(t *capacity.Table, now int64) []capacity.Event {
+		s.pow.Arrived(1)
+		return t.Arrive(v, now)
+	})
 }
 
 func (s *tableStore) Confirm(_ context.Context, room string, set capacity.Settings, v string, arrived int64) (capacity.Status, error) {
@@ -39,6 +42,7 @@ func (s *tableStore) do(room string, set capacity.Settings, v string, fn func(*c
 	for _, e := range fn(t, s.clock()) {
 		t.Apply(0, e)
 	}
+	s.decidePow(t)
 	st := t.Status(v)
 	if !st.Admitted && st.Position == 0 {
 		st = t.Estimate()
@@ -206,11 +210,28 @@ func TestGateAddressBudget(t *testing.T) {
 // refusals reads the handler's refusal counter as /metrics would.
 func refusals(t *testing.T, h *Handler) float64 {
 	t.Helper()
+	return metric(t, h, "aditus_queue_proxy_address_budget_refusals_total")
+}
+
+// metric reads the handler's metric name (its first series) as /metrics
+// would.
+func metric(t *testing.T, h *Handler, name string) float64 {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(h.Collector())
 	mfs, err := reg.Gather()
-	if err != nil || len(mfs) != 1 {
-		t.Fatalf("gather: %v %d", err, len(mfs))
+	if err != nil {
+		t.Fatalf("gather: %v", err)
 	}
-	return mfs[0].GetMetric()[0].GetCounter().GetValue()
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }

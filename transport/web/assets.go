@@ -42,6 +42,11 @@ type asset struct {
 
 var assets = loadAssets()
 
+// PowWorker is the proof-of-work solver the waiting page runs in a worker
+// (static/pow-worker.js), for pages served elsewhere: the capacity proxy's
+// challenge page runs it from a Blob.
+func PowWorker() []byte { return assets["pow-worker.js"].body }
+
 // moduleImport matches an ES module's import of a sibling file, the one
 // form the page's modules use: import { … } from './name.js';
 var moduleImport = regexp.MustCompile(`(?m)^(import [^;\n]* from '\./)([\w-]+\.js)(';)$`)

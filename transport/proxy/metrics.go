@@ -1,0 +1,35 @@
+package proxy
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Collector is the proxy's metrics of its capacity rooms on this node:
+// first requests refused for their address's budget, and the automatic
+// proof of work (the bits asked now, and the challenge pages answered).
+func (h *Handler) Collector() prometheus.Collector { return collector{h} }
+
+type collector struct{ h *Handler }
+
+var (
+	refusalsDesc = prometheus.NewDesc("aditus_queue_proxy_address_budget_refusals_total",
+		"First requests to capacity rooms answered 503 without a place: their client address was over the room's address budget.", nil, nil)
+	powBitsDesc = prometheus.NewDesc("aditus_queue_proxy_pow_bits",
+		"Proof of work new arrivals of a capacity room must solve now, in bits (0: none), as this node last learnt it.", []string{"host", "room"}, nil)
+	challengesDesc = prometheus.NewDesc("aditus_queue_proxy_pow_challenges_total",
+		"First requests to a capacity room answered with a proof-of-work challenge.", []string{"host", "room"}, nil)
+)
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- refusalsDesc
+	ch <- powBitsDesc
+	ch <- challengesDesc
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	var refused uint64
+	for _, g := range c.h.gates {
+		refused += g.budget.refused.Load()
+		ch <- prometheus.MustNewConstMetric(powBitsDesc, prometheus.GaugeValue, float64(g.pow.bits.Load()), g.room.Host, g.room.Name)
+		ch <- prometheus.MustNewConstMetric(challengesDesc, prometheus.CounterValue, float64(g.pow.challenges.Load()), g.room.Host, g.room.Name)
+	}
+	ch <- prometheus.MustNewConstMetric(refusalsDesc, prometheus.CounterValue, float64(refused))
+}
