@@ -101,6 +101,7 @@ type client struct {
 	http   *http.Client
 	keep   bool
 	cookie string
+	body   []byte // of the last answer
 }
 
 func newClient(ip string, keep bool) *client {
@@ -129,8 +130,11 @@ func (c *client) get(base string) (int, string, error) {
 		return 0, "", err
 	}
 	for _, ck := range res.Cookies() {
-		c.cookie = ck.Name + "=" + ck.Value
+		if ck.MaxAge >= 0 {
+			c.cookie = ck.Name + "=" + ck.Value
+		}
 	}
+	c.body = body
 	place := ""
 	if m := placeRe.FindSubmatch(body); m != nil {
 		place = string(m[1])
