@@ -26,7 +26,11 @@ async function startShop() {
   return { addr: `127.0.0.1:${port}`, stop: () => new Promise((resolve) => srv.close(resolve)) };
 }
 
-test('the built-in waiting page shows the place in line and refreshes into the shop', async () => {
+// fullRoom starts the shop and our proxy in front of it, a room of one
+// slot refreshing every second with the settings extra, and lets a first
+// browser in: the room is full. It returns the proxy and that browser's
+// page.
+async function fullRoom(extra = '') {
   const shop = await startShop();
   cleanup.push(shop.stop);
   const proxy = await startProxy(`
@@ -37,15 +41,20 @@ host "127.0.0.1" {
       active         = 1
       on_store_error = "wait"
       refresh        = "1s"
+      ${extra}
     }
   }
 }
 `);
   cleanup.push(proxy.stop);
-
   const first = await (await browser.newContext()).newPage();
   await first.goto(`${proxy.base}/`);
   assert.equal(await first.textContent('#shop'), 'Welcome to the shop');
+  return { proxy, first };
+}
+
+test('the built-in waiting page shows the place in line and refreshes into the shop', async () => {
+  const { proxy, first } = await fullRoom();
 
   const second = await (await browser.newContext()).newPage();
   const res = await second.goto(`${proxy.base}/`);
@@ -73,16 +82,22 @@ host "127.0.0.1" {
 });
 
 // flood sends requests without cookies from 127.0.0.2 to base, conns at a
-// time, until stop() is called; it counts the answers by status.
+// time, until stop() is called; it counts the answers by status, and the
+// challenge pages of proof of work apart.
 function flood(base, conns) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: conns, localAddress: '127.0.0.2' });
-  const counts = {};
+  const counts = { challenges: 0 };
   let running = true;
   const one = () => new Promise((resolve) => {
     const req = http.get(`${base}/`, { agent }, (res) => {
       counts[res.statusCode] = (counts[res.statusCode] || 0) + 1;
-      res.resume();
-      res.on('end', resolve);
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => {
+        if (body.includes('data-challenge=')) counts.challenges++;
+        resolve();
+      });
     });
     req.on('error', () => { counts.error = (counts.error || 0) + 1; resolve(); });
   });
@@ -100,25 +115,7 @@ function flood(base, conns) {
 }
 
 test('under a flood without cookies, a browser gets its place and is let in when the slot frees', async () => {
-  const shop = await startShop();
-  cleanup.push(shop.stop);
-  const proxy = await startProxy(`
-host "127.0.0.1" {
-  location "/" {
-    upstream "${shop.addr}" {}
-    waiting_room {
-      active         = 1
-      on_store_error = "wait"
-      refresh        = "1s"
-    }
-  }
-}
-`);
-  cleanup.push(proxy.stop);
-
-  const first = await (await browser.newContext()).newPage();
-  await first.goto(`${proxy.base}/`);
-  assert.equal(await first.textContent('#shop'), 'Welcome to the shop');
+  const { proxy, first } = await fullRoom();
 
   const f = flood(proxy.base, 8);
   cleanup.push(f.stop);
@@ -142,4 +139,46 @@ host "127.0.0.1" {
   await f.stop();
   assert.ok(f.counts[503] > 1000, `the flood sent ${f.counts[503]} requests answered 503`);
   assert.equal(f.counts[200] || 0, 0, 'no flood request was let in');
+});
+
+test('when a flood turns proof of work on, a browser solves the challenge, gets its place and is let in', async () => {
+  // One address may bring any number of arrivals here, so that the flood
+  // counts: pow_auto arms at 100 arrivals a second.
+  const { proxy, first } = await fullRoom(`address_budget { burst = 100000 }
+      pow_auto {
+        arrivals_per_minute = 6000
+        bits                = 4
+      }`);
+  const f = flood(proxy.base, 8);
+  cleanup.push(f.stop);
+  await waitFor(async () => f.counts.challenges > 100, { timeout: 10000, message: 'the flood is asked for proof of work' });
+
+  const second = await (await browser.newContext()).newPage();
+  const started = Date.now();
+  const res = await second.goto(`${proxy.base}/`);
+  assert.equal(res.status(), 503);
+  assert.equal(res.headers()['cache-control'], 'no-store');
+  assert.equal(await second.locator('#aq-pow').count(), 1, 'a first request during the flood gets the challenge page');
+  const bits = await second.getAttribute('#aq-pow', 'data-bits');
+  await waitFor(async () => (await second.locator('#position').count()) === 1, {
+    timeout: 60000,
+    message: 'the browser solved the challenge and got the waiting page',
+  });
+  const ms = Date.now() - started;
+  await waitFor(async () => (await second.textContent('#position').catch(() => '')) === '1', {
+    timeout: 10000,
+    message: 'the browser is first in line',
+  });
+  const before = f.counts.challenges;
+  await waitFor(async () => f.counts.challenges > before + 200, { timeout: 10000, message: 'the flood goes on, challenged' });
+  assert.equal(await second.textContent('#position'), '1');
+
+  await first.goto(`${proxy.base}/done`);
+  await waitFor(async () => (await second.locator('#shop').count()) === 1, {
+    timeout: 10000,
+    message: 'the waiting page refreshed into the shop during the flood',
+  });
+  await f.stop();
+  assert.equal(f.counts[200] || 0, 0, 'no flood request was let in');
+  console.log(`proof of work in Chromium: ${bits} bits, ${ms} ms from the first request to the waiting page; flood: ${f.counts.challenges} challenge pages of ${f.counts[503]} answers 503`);
 });
