@@ -25,7 +25,7 @@ func TestGolden(t *testing.T) {
 		{Type: TypeKeyed, Epoch: 7, At: at, KeySealed: []byte("sealed cookie key")},
 		{Type: TypeExpired, Epoch: 7, At: at, IDs: []string{"a1", "b2"}, Left: []string{"c3"}},
 		{Type: TypeConfigured, Epoch: 7, At: at, Settings: &Settings{Active: 500, Session: 5 * time.Minute, Refresh: 10 * time.Second,
-			Pow: PowAuto{PerMinute: 600, Bits: 14}}},
+			Pow: PowAuto{PerMinute: 600, Bits: 14, MaxBits: 20}}},
 		{Type: TypePow, Epoch: 7, At: at, Pow: &rate.PowLevel{Bits: 15}, Reason: "arrivals 1500 a minute passed pow_auto's 600 a minute: proof of work at 15 bits"},
 		{Type: TypePow, Epoch: 7, At: at, Pow: &rate.PowLevel{}, Reason: "lifted"},
 	}

@@ -109,7 +109,7 @@ func TestPowCounterOff(t *testing.T) {
 
 func TestPowAutoValidate(t *testing.T) {
 	base := Settings{Active: 1, Session: time.Minute, Refresh: time.Second}
-	for _, p := range []PowAuto{{PerMinute: 0, Bits: 4}, {PerMinute: 60, Bits: 0}, {PerMinute: 60, Bits: 25}, {PerMinute: -1, Bits: 4}} {
+	for _, p := range []PowAuto{{PerMinute: 0, Bits: 4}, {PerMinute: 60, Bits: 0}, {PerMinute: 60, Bits: 25}, {PerMinute: -1, Bits: 4}, {PerMinute: 60, Bits: 8, MaxBits: 7}, {PerMinute: 60, Bits: 8, MaxBits: 25}} {
 		s := base
 		s.Pow = p
 		if s.Validate() == nil {
@@ -117,8 +117,20 @@ func TestPowAutoValidate(t *testing.T) {
 		}
 	}
 	s := base
-	s.Pow = PowAuto{PerMinute: 60, Bits: 24}
+	s.Pow = PowAuto{PerMinute: 60, Bits: 24, MaxBits: 24}
 	if err := s.Validate(); err != nil {
 		t.Errorf("valid pow_auto refused: %v", err)
+	}
+}
+
+// TestPowCounterMaxBits: the work rises no further than max_bits.
+func TestPowCounterMaxBits(t *testing.T) {
+	r, p := powRoom()
+	s := r.t.Settings
+	s.Pow.MaxBits = 6
+	r.apply(r.t.Configure(s, r.now))
+	r.flood(p, 300, time.Second) // 18,000 a minute: 300× the threshold
+	if got := r.t.PowBits(); got != 6 {
+		t.Fatalf("bits %d at 300× the threshold with max_bits 6, want 6", got)
 	}
 }

@@ -128,8 +128,8 @@ type PowTrigger struct {
 	// Threshold is the inflow a minute that arms the work.
 	Threshold float64
 	// Bits is the work asked at the threshold; one more per doubling of
-	// the inflow beyond it.
-	Bits int
+	// the inflow beyond it, up to MaxBits (0: MaxPowBits).
+	Bits, MaxBits int
 	// Armed explains a rise, given the inflow a minute and the new bits.
 	Armed func(inflow float64, bits int) string
 }
@@ -149,7 +149,11 @@ func (p *PowPressure) Judge(t PowTrigger, cur *PowLevel, at int64) PowDecision {
 	switch {
 	case d.Inflow >= threshold:
 		p.calmSince = 0
-		bits := min(MaxPowBits, max(t.Bits, t.Bits+int(math.Log2(d.Inflow/threshold))))
+		most := MaxPowBits
+		if t.MaxBits > 0 {
+			most = min(most, t.MaxBits)
+		}
+		bits := min(most, max(t.Bits, t.Bits+int(math.Log2(d.Inflow/threshold))))
 		if cur == nil || bits > cur.Bits {
 			d.Level, d.Changed = &PowLevel{Bits: bits}, true
 			d.Reason = t.Armed(d.Inflow, bits)

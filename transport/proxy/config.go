@@ -182,6 +182,7 @@ type waitingRoomSchema struct {
 type powAutoSchema struct {
 	ArrivalsPerMinute *float64 `hcl:"arrivals_per_minute,optional"`
 	Bits              *int     `hcl:"bits,optional"`
+	MaxBits           *int     `hcl:"max_bits,optional"`
 }
 
 type budgetSchema struct {
@@ -392,12 +393,17 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		*d.dst = v
 	}
 	if ws.PowAuto != nil {
-		r.Settings.Pow = capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits}
+		r.Settings.Pow = capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits,
+			MaxBits: capacity.DefaultPowAutoMaxBits}
 		if v := ws.PowAuto.ArrivalsPerMinute; v != nil {
 			r.Settings.Pow.PerMinute = *v
 		}
 		if v := ws.PowAuto.Bits; v != nil {
 			r.Settings.Pow.Bits = *v
+			r.Settings.Pow.MaxBits = max(r.Settings.Pow.MaxBits, *v)
+		}
+		if v := ws.PowAuto.MaxBits; v != nil {
+			r.Settings.Pow.MaxBits = *v
 		}
 	}
 	if r.RateRoom == "" {

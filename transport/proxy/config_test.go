@@ -160,11 +160,11 @@ func TestConfigPowAuto(t *testing.T) {
 		return cfg.Hosts["shop.test"].Locations[0].Rooms[0].Room, nil
 	}
 	r, err := parse("active = 5\n pow_auto {}")
-	if err != nil || r.Settings.Pow != (capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits}) {
+	if err != nil || r.Settings.Pow != (capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits, MaxBits: 20}) {
 		t.Fatalf("pow_auto {}: %+v %v", r, err)
 	}
-	r, err = parse("active = 5\n pow_auto {\n arrivals_per_minute = 120\n bits = 10\n }")
-	if err != nil || r.Settings.Pow != (capacity.PowAuto{PerMinute: 120, Bits: 10}) {
+	r, err = parse("active = 5\n pow_auto {\n arrivals_per_minute = 120\n bits = 10\n max_bits = 16\n }")
+	if err != nil || r.Settings.Pow != (capacity.PowAuto{PerMinute: 120, Bits: 10, MaxBits: 16}) {
 		t.Fatalf("pow_auto with values: %+v %v", r, err)
 	}
 	if r, err = parse("active = 5"); err != nil || r.Settings.Pow.On() {
@@ -172,6 +172,8 @@ func TestConfigPowAuto(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"active = 5\n pow_auto { bits = 25 }",
+		"active = 5\n pow_auto {\n bits = 12\n max_bits = 10\n }",
+		"active = 5\n pow_auto { max_bits = 25 }",
 		"active = 5\n pow_auto { arrivals_per_minute = 0 }",
 		`room = "launch"` + "\n pow_auto {}",
 		"active = 5\n pow_auto { factor = 2 }",
