@@ -133,11 +133,14 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		}
 	}
 	if !known {
-		if bits := int(g.pow.bits.Load()); bits > 0 && !g.proved(w, r, box, bits) {
-			return v, false, false
-		}
+		// The budget first: an address over it is refused before any
+		// challenge, and its requests do not count as arrivals, so one
+		// address cannot keep proof of work on for everyone.
 		if ok, wait := g.budget.take(r); !ok {
 			g.refuse(w, wait)
+			return v, false, false
+		}
+		if bits := int(g.pow.bits.Load()); bits > 0 && !g.proved(w, r, box, bits) {
 			return v, false, false
 		}
 		v = newVisitor()

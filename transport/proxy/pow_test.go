@@ -175,3 +175,43 @@ func TestGatePowStaysOnWhileChallenged(t *testing.T) {
 		t.Fatalf("pow bits %v after a minute of challenged flood, want at least 4", got)
 	}
 }
+
+// TestGatePowBudgetFirst: an address over its budget is refused before any
+// challenge, and its refusals are not arrivals: one address alone does not
+// keep proof of work on for everyone.
+func TestGatePowBudgetFirst(t *testing.T) {
+	f := newFakeRoom(t, `active = 1
+      on_store_error = "wait"
+      address_budget {
+        per_minute = 1
+        burst      = 200
+      }
+      pow_auto {
+        arrivals_per_minute = 60
+        bits                = 4
+      }`)
+	f.get("192.0.2.1", "")
+	f.flood(t, 100) // from 100 addresses: the work turns on
+	g := f.h.gates[0]
+	for i := range 300 { // one address, past its burst of 200
+		f.now = f.now.Add(10 * time.Millisecond)
+		w := f.send("203.0.113.1", "")
+		if asked := strings.Contains(w.Body.String(), "data-challenge"); asked != (i < 200) {
+			t.Fatalf("request %d of one address: challenged %v, want %v", i, asked, i < 200)
+		}
+	}
+	// The flooder goes on past its budget for 40 s: refused, not counted;
+	// the work is lifted.
+	for range 40 {
+		for range 100 {
+			f.now = f.now.Add(10 * time.Millisecond)
+			if w := f.send("203.0.113.1", ""); w.Code != 503 || place(t, w) != "…" {
+				t.Fatalf("over budget: %d %q", w.Code, place(t, w))
+			}
+		}
+		g.flush(t.Context())
+	}
+	if got := metric(t, f.h, "aditus_queue_proxy_pow_bits"); got != 0 {
+		t.Fatalf("pow bits %v while only one address over its budget sends, want 0", got)
+	}
+}
