@@ -54,13 +54,7 @@ func TestFloodCapacityRoomPowAuto(t *testing.T) {
         arrivals_per_minute = 600
         bits                = 8
       }`)
-	for i := 0; i < 5; i++ {
-		c := newClient(fmt.Sprintf("127.0.0.%d", 10+i), true)
-		c.get(f.url)
-		if st, _, err := c.get(f.url); err != nil || st != 200 {
-			t.Fatalf("insider %d: %d %v", i, st, err)
-		}
-	}
+	f.fill(t, 5)
 	before := f.bytes(t)
 
 	stop := make(chan struct{})

@@ -76,6 +76,20 @@ func startFloodRoom(t testing.TB, block string) *floodRoom {
 	return &floodRoom{url: srv.URL, dir: dir, h: h}
 }
 
+// fill lets n visitors from 127.0.0.10 on in, each back once with the
+// cookie (a first request holds its slot only until then).
+func (f *floodRoom) fill(t testing.TB, n int) {
+	t.Helper()
+	for i := range n {
+		c := newClient(fmt.Sprintf("127.0.0.%d", 10+i), true)
+		for _, what := range []string{"first request", "back"} {
+			if st, _, err := c.get(f.url); err != nil || st != 200 {
+				t.Fatalf("insider %d, %s: %d %v", i, what, st, err)
+			}
+		}
+	}
+}
+
 // bytes is the size of the log's directory: segments and snapshots.
 func (f *floodRoom) bytes(t testing.TB) int64 {
 	var n int64
@@ -196,15 +210,7 @@ func TestFloodCapacityRoom(t *testing.T) {
 	f := startFloodRoom(t, `active = 5
       session = "1h"
       refresh = "2s"`)
-	for i := 0; i < 5; i++ { // the slots are taken before the flood
-		c := newClient(fmt.Sprintf("127.0.0.%d", 10+i), true)
-		if st, _, err := c.get(f.url); err != nil || st != 200 {
-			t.Fatalf("insider %d: %d %v", i, st, err)
-		}
-		if st, _, err := c.get(f.url); err != nil || st != 200 {
-			t.Fatalf("insider %d back: %d %v", i, st, err)
-		}
-	}
+	f.fill(t, 5) // the slots are taken before the flood
 	early := newClient("127.0.0.20", true)
 	early.get(f.url)
 	if st, place, err := early.get(f.url); err != nil || st != 503 || place != "1" {

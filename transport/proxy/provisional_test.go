@@ -85,13 +85,7 @@ func newFakeRoom(t testing.TB, block string) *fakeRoom {
 // get sends a request from addr with cookie (may be empty) and returns the
 // answer and the cookie to send next (the one set, else the one sent).
 func (f *fakeRoom) get(addr, cookie string) (*httptest.ResponseRecorder, string) {
-	req := httptest.NewRequest("GET", "/testdata/", nil)
-	req.Host, req.RemoteAddr = "shop.test", addr+":40000"
-	if cookie != "" {
-		req.Header.Set("Cookie", cookie)
-	}
-	w := httptest.NewRecorder()
-	f.h.ServeHTTP(w, req)
+	w := f.send(addr, cookie)
 	for _, c := range w.Result().Cookies() {
 		cookie = c.Name + "=" + c.Value
 	}

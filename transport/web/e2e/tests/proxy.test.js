@@ -114,6 +114,25 @@ function flood(base, conns) {
   };
 }
 
+// firstInLineThroughFlood waits for the second browser to be first in line
+// while flood f goes on (its answers counted under key), then lets the
+// first browser finish and waits for the second's page to refresh into the
+// shop.
+async function firstInLineThroughFlood(proxy, first, second, f, key) {
+  await waitFor(async () => (await second.textContent('#position').catch(() => '')) === '1', {
+    timeout: 10000,
+    message: 'the browser is first in line, whatever the flood sent before it',
+  });
+  const before = f.counts[key];
+  await waitFor(async () => f.counts[key] > before + 200, { timeout: 10000, message: `the flood goes on (${key})` });
+  assert.equal(await second.textContent('#position'), '1');
+  await first.goto(`${proxy.base}/done`);
+  await waitFor(async () => (await second.locator('#shop').count()) === 1, {
+    timeout: 10000,
+    message: 'the waiting page refreshed into the shop during the flood',
+  });
+}
+
 test('under a flood without cookies, a browser gets its place and is let in when the slot frees', async () => {
   const { proxy, first } = await fullRoom();
 
@@ -123,19 +142,7 @@ test('under a flood without cookies, a browser gets its place and is let in when
 
   const second = await (await browser.newContext()).newPage();
   await second.goto(`${proxy.base}/`);
-  await waitFor(async () => (await second.textContent('#position').catch(() => '')) === '1', {
-    timeout: 10000,
-    message: 'the browser is first in line, whatever the flood sent before it',
-  });
-  const before = f.counts[503];
-  await waitFor(async () => f.counts[503] > before + 500, { timeout: 10000, message: 'the flood goes on' });
-  assert.equal(await second.textContent('#position'), '1');
-
-  await first.goto(`${proxy.base}/done`);
-  await waitFor(async () => (await second.locator('#shop').count()) === 1, {
-    timeout: 10000,
-    message: 'the waiting page refreshed into the shop during the flood',
-  });
+  await firstInLineThroughFlood(proxy, first, second, f, '503');
   await f.stop();
   assert.ok(f.counts[503] > 1000, `the flood sent ${f.counts[503]} requests answered 503`);
   assert.equal(f.counts[200] || 0, 0, 'no flood request was let in');
@@ -154,30 +161,37 @@ test('when a flood turns proof of work on, a browser solves the challenge, gets 
   await waitFor(async () => f.counts.challenges > 100, { timeout: 10000, message: 'the flood is asked for proof of work' });
 
   const second = await (await browser.newContext()).newPage();
+  // The challenge page solves and reloads at once: what it was, and what
+  // the browser sent back, are read from the navigations.
+  const pages = [];
+  second.on('request', (req) => {
+    if (!req.isNavigationRequest()) return;
+    const p = { cookie: null, body: null };
+    pages.push(p);
+    req.allHeaders().then((h) => { p.cookie = h.cookie || ''; }, () => { p.cookie = ''; });
+  });
+  second.on('response', async (res) => {
+    if (!res.request().isNavigationRequest()) return;
+    const p = pages[pages.length - 1];
+    p.status = res.status();
+    p.cacheControl = res.headers()['cache-control'];
+    p.body = await res.text().catch(() => '');
+  });
   const started = Date.now();
-  const res = await second.goto(`${proxy.base}/`);
-  assert.equal(res.status(), 503);
-  assert.equal(res.headers()['cache-control'], 'no-store');
-  assert.equal(await second.locator('#aq-pow').count(), 1, 'a first request during the flood gets the challenge page');
-  const bits = await second.getAttribute('#aq-pow', 'data-bits');
+  await second.goto(`${proxy.base}/`);
   await waitFor(async () => (await second.locator('#position').count()) === 1, {
     timeout: 60000,
     message: 'the browser solved the challenge and got the waiting page',
   });
   const ms = Date.now() - started;
-  await waitFor(async () => (await second.textContent('#position').catch(() => '')) === '1', {
-    timeout: 10000,
-    message: 'the browser is first in line',
-  });
-  const before = f.counts.challenges;
-  await waitFor(async () => f.counts.challenges > before + 200, { timeout: 10000, message: 'the flood goes on, challenged' });
-  assert.equal(await second.textContent('#position'), '1');
-
-  await first.goto(`${proxy.base}/done`);
-  await waitFor(async () => (await second.locator('#shop').count()) === 1, {
-    timeout: 10000,
-    message: 'the waiting page refreshed into the shop during the flood',
-  });
+  await waitFor(async () => pages.length >= 2 && pages[0].body !== null && pages[1].cookie !== null, { timeout: 5000, message: 'both navigations seen' });
+  assert.equal(pages[0].status, 503);
+  assert.equal(pages[0].cacheControl, 'no-store');
+  const m = /data-challenge="([^"]+)" data-bits="(\d+)" data-cookie="([^"]+)"/.exec(pages[0].body);
+  assert.ok(m, `a first request during the flood gets the challenge page, not: ${pages[0].body.slice(0, 300)}`);
+  const bits = m[2];
+  assert.ok(pages[1].cookie.includes(`${m[3]}=${m[1]}.`), `the page came back with the solution in ${m[3]}: ${pages[1].cookie}`);
+  await firstInLineThroughFlood(proxy, first, second, f, 'challenges');
   await f.stop();
   assert.equal(f.counts[200] || 0, 0, 'no flood request was let in');
   console.log(`proof of work in Chromium: ${bits} bits, ${ms} ms from the first request to the waiting page; flood: ${f.counts.challenges} challenge pages of ${f.counts[503]} answers 503`);
