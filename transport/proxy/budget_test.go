@@ -68,7 +68,9 @@ func TestConfigAddressBudget(t *testing.T) {
 // BenchmarkFirstRequest compares, in one run, a first request (no cookie)
 // to a full room through the real grain (a provisional place: one call, no
 // write) with one over its address's budget (the address, the bucket, the
-// page with no place; no grain). The handler is called directly.
+// page with no place; no grain) and one asked for proof of work (a signed
+// challenge and the challenge page; no grain, a count sent with the next
+// batch). The handler is called directly.
 func BenchmarkFirstRequest(b *testing.B) {
 	for _, tc := range []struct{ name, budget string }{
 		{"provisional", `address_budget {
@@ -79,20 +81,36 @@ func BenchmarkFirstRequest(b *testing.B) {
         per_minute = 1
         burst      = 1
       }`},
+		{"challenged", `address_budget {
+        per_minute = 6000000
+        burst      = 10000000
+      }
+      pow_auto {
+        arrivals_per_minute = 60
+        bits                = 8
+      }`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			f := startFloodRoom(b, `active = 1
       `+tc.budget)
+			var w *httptest.ResponseRecorder
 			get := func() int {
 				req := httptest.NewRequest("GET", "/", nil)
 				req.Host, req.RemoteAddr = "shop.test", "192.0.2.9:40000"
-				w := httptest.NewRecorder()
+				w = httptest.NewRecorder()
 				f.h.ServeHTTP(w, req)
 				return w.Code
 			}
 			for deadline := time.Now().Add(20 * time.Second); get() != 200; time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					b.Fatal("the room never answered")
+				}
+			}
+			if tc.name == "challenged" { // first requests until the room asks for work
+				for deadline := time.Now().Add(20 * time.Second); get() != 503 || !strings.Contains(w.Body.String(), "data-challenge"); {
+					if time.Now().After(deadline) {
+						b.Fatal("proof of work never turned on")
+					}
 				}
 			}
 			b.ReportAllocs()

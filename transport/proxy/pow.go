@@ -37,6 +37,15 @@ var challengeHTML []byte
 var challengePage = parseHoles(bytes.Replace(challengeHTML, []byte("{worker}"), web.PowWorker(), 1),
 	"{challenge}", "{bits}", "{cookie}", "{secure}")
 
+// challengePageSize is the challenge page's length with room for the
+// challenge, the bits and the cookie's name.
+var challengePageSize = func() (n int) {
+	for _, p := range challengePage.parts {
+		n += len(p)
+	}
+	return n + 128
+}()
+
 // maxSpent bounds the spent challenges one room remembers on a proxy
 // node: 256 Ki, about 13 MB when full, reached only past some 870 solved
 // arrivals a second sustained for the five minutes a challenge lives.
@@ -115,6 +124,7 @@ func (g *gate) challenge(w http.ResponseWriter, r *http.Request, box *cookieBox,
 	h.Set("Retry-After", strconv.Itoa(int(g.room.Settings.Refresh/time.Second)))
 	w.WriteHeader(http.StatusServiceUnavailable)
 	var b bytes.Buffer
+	b.Grow(challengePageSize)
 	challengePage.write(&b, func(b *bytes.Buffer, name string) {
 		switch name {
 		case "{challenge}":
