@@ -97,6 +97,7 @@ func driveAnswers(c *docClient) {
 	}
 	c.call(429, "POST", "/queue/docs/bypass", "", map[string]any{"code": "NOT-A-CODE"})
 	c.call(429, "GET", "/queue/docs/enter?code=NOT-A-CODE", "", nil)
+	c.call(429, "GET", "/queue/docs/enter?code=NOT-A-CODE", "", nil, "Accept", "text/html")
 	c.call(200, "GET", "/queue/docs/pow", "", nil)
 	c.call(200, "GET", "/queue/docs", "", nil)
 	c.call(404, "GET", "/queue/no-such-room", "", nil)

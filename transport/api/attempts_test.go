@@ -86,6 +86,28 @@ func TestBypassAttemptsLimitedPerAddress(t *testing.T) {
 	if !bytes.Contains(answers[0], []byte(`"error":"rate_limited"`)) {
 		t.Fatalf("429 body %s", answers[0])
 	}
+	// A browser following the gateway link gets a page saying so, the
+	// same for a valid and an invalid code.
+	var pages [][]byte
+	for _, code := range []string{good, bad} {
+		req, _ := http.NewRequest("GET", e.srv.URL+"/queue/vip/enter?code="+code, nil)
+		req.Header.Set("Accept", browserAccept)
+		req.Header.Set("X-Forwarded-For", guesser)
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusTooManyRequests || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") ||
+			res.Header.Get("Retry-After") != "6" || !bytes.Contains(b, []byte("Too many code attempts")) {
+			t.Fatalf("a browser beyond the budget: %d %v\n%s", res.StatusCode, res.Header, b)
+		}
+		pages = append(pages, b)
+	}
+	if !bytes.Equal(pages[0], pages[1]) {
+		t.Fatal("the page beyond the budget differs for a valid and an invalid code")
+	}
 	// Another address (its own /64 for IPv6) is not held up.
 	for _, other := range []string{"198.51.100.8", "2001:db8:1:2::1"} {
 		if st, _, b := e.attempt(other, good, false); st != http.StatusOK {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strings"
 
@@ -20,18 +21,30 @@ var errNoTarget = errorf(http.StatusConflict, "no_target",
 // noTarget answers errNoTarget: an HTML page for browsers (whose Accept
 // names text/html), the contract's JSON error for everybody else.
 func (s *Server) noTarget(c echo.Context) error {
+	return s.problem(c, errNoTarget, web.RenderNoTarget)
+}
+
+// tooManyCodes answers errTooManyAttempts (Retry-After already set) to the
+// gateway link: the page for browsers, JSON for everybody else.
+func (s *Server) tooManyCodes(c echo.Context) error {
+	return s.problem(c, errTooManyAttempts, web.RenderTooManyCodes)
+}
+
+// problem answers e: a page rendered by render for browsers (whose Accept
+// names text/html) with e's status, e itself for everybody else.
+func (s *Server) problem(c echo.Context, e *Error, render func(io.Writer, string) error) error {
 	h := c.Response().Header()
 	h.Set("Cache-Control", "no-store")
 	h.Add("Vary", "Accept")
 	if !strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
-		return errNoTarget
+		return e
 	}
 	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
 	var buf bytes.Buffer
-	if err := web.RenderNoTarget(&buf, lang); err != nil {
+	if err := render(&buf, lang); err != nil {
 		return err
 	}
 	h.Set("Content-Language", lang)
 	h.Add("Vary", "Accept-Language")
-	return c.HTMLBlob(errNoTarget.Status, buf.Bytes())
+	return c.HTMLBlob(e.Status, buf.Bytes())
 }

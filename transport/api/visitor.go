@@ -446,7 +446,9 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	// A valid code goes straight through, for a browser and an app alike;
 	// an invalid one falls through to the normal path with no hint.
-	if tok, err := s.enterCode(c, r); err != nil {
+	if tok, err := s.enterCode(c, r); err == errTooManyAttempts {
+		return s.tooManyCodes(c)
+	} else if err != nil {
 		return err
 	} else if tok != "" {
 		if wantsJSON(c) {

@@ -51,8 +51,12 @@ type messages struct {
 	NotFoundText   string `json:"notFoundText"`
 	NoTargetTitle  string `json:"noTargetTitle"`
 	NoTargetText   string `json:"noTargetText"`
-	NoScript       string `json:"noScript"`
-	OldBrowser     string `json:"oldBrowser"`
+	// TooManyCodes is the page of a browser over its address's budget
+	// of bypass-code attempts.
+	TooManyCodesTitle string `json:"tooManyCodesTitle"`
+	TooManyCodesText  string `json:"tooManyCodesText"`
+	NoScript          string `json:"noScript"`
+	OldBrowser        string `json:"oldBrowser"`
 	// The room's modes: the state line and the banner of each.
 	SoldOut            string `json:"soldOut"`
 	SoldOutDefault     string `json:"soldOutDefault"`
@@ -115,6 +119,8 @@ var catalog = map[string]messages{
 		NotFoundText:       "There is no waiting room at this address. Please check the link you followed, or go back to the shop’s home page.",
 		NoTargetTitle:      "This link leads nowhere yet",
 		NoTargetText:       "This waiting room has no shop address to forward you to, so its entry link cannot be used. Please go to the shop’s home page; the organiser can fix the link by setting the room’s target URL.",
+		TooManyCodesTitle:  "Too many code attempts",
+		TooManyCodesText:   "Too many access codes were tried from your network just now, so this one was not checked. Please wait a minute and open your link again.",
 		NoScript:           "This waiting room needs JavaScript to keep your place and forward you automatically. Please enable JavaScript and reload the page.",
 		OldBrowser:         "This browser is too old for the waiting room. Please open this page in a current browser to get your waiting number.",
 		SoldOut:            "Sold out",
@@ -174,6 +180,8 @@ var catalog = map[string]messages{
 		NotFoundText:       "Unter dieser Adresse gibt es keinen Warteraum. Bitte prüfen Sie den aufgerufenen Link oder kehren Sie zur Startseite des Shops zurück.",
 		NoTargetTitle:      "Dieser Link führt noch nirgendwohin",
 		NoTargetText:       "Für diesen Warteraum ist keine Shop-Adresse hinterlegt, an die er Sie weiterleiten könnte, daher kann sein Einstiegslink nicht verwendet werden. Bitte gehen Sie zur Startseite des Shops; der Veranstalter kann den Link durch Setzen der Ziel-URL beheben.",
+		TooManyCodesTitle:  "Zu viele Code-Versuche",
+		TooManyCodesText:   "Aus Ihrem Netz wurden gerade zu viele Zugangscodes versucht, daher wurde dieser nicht geprüft. Bitte warten Sie eine Minute und öffnen Sie Ihren Link erneut.",
 		NoScript:           "Dieser Warteraum braucht JavaScript, um Ihren Platz zu halten und Sie automatisch weiterzuleiten. Bitte aktivieren Sie JavaScript und laden Sie die Seite neu.",
 		OldBrowser:         "Dieser Browser ist zu alt für den Warteraum. Bitte öffnen Sie diese Seite in einem aktuellen Browser, um Ihre Wartenummer zu erhalten.",
 		SoldOut:            "Ausverkauft",
