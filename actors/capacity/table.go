@@ -77,6 +77,10 @@ type Status struct {
 	// Pow is the proof of work new arrivals must solve now, in bits (0:
 	// none).
 	Pow int `json:"pow,omitempty"`
+	// Arrived is when the room saw a provisional place's first request
+	// (Unix nanoseconds, the room's clock): the cookie keeps it, and the
+	// return confirms the place at it, whatever the proxy node's clock.
+	Arrived int64 `json:"arrived,omitempty"`
 }
 
 // Table is one capacity room: the slot holders and the line. It is not

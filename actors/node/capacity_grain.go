@@ -161,6 +161,7 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 		st := g.t.Status(r.ID)
 		if r.First && !st.Admitted && st.Position == 0 {
 			st = g.t.Estimate()
+			st.Arrived = now
 		}
 		ctx.Respond(okResponse(st))
 	case opCapTouch:

@@ -41,6 +41,10 @@ func TestCapacityGrainProvisionalPlaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if st.Arrived < arrived || st.Arrived > time.Now().UnixNano() {
+			t.Fatalf("first request %d: arrived %d, want the room's time of it", i, st.Arrived)
+		}
+		st.Arrived = 0
 		if want := (capacity.Status{Position: 2, Waiting: 2, Inside: 1, Provisional: true}); st != want {
 			t.Fatalf("first request %d: got %+v, want %+v", i, st, want)
 		}

@@ -167,6 +167,9 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		return v, true, true
 	}
 	v.Expires = 0
+	if st.Provisional && st.Arrived > 0 {
+		v.Arrived = st.Arrived // the room's clock, which the return is checked against
+	}
 	g.setCookie(w, r, box, v)
 	if st.Provisional {
 		g.waitProvisional(w, st)

@@ -46,6 +46,7 @@ func (s *tableStore) do(room string, set capacity.Settings, v string, fn func(*c
 	st := t.Status(v)
 	if !st.Admitted && st.Position == 0 {
 		st = t.Estimate()
+		st.Arrived = s.clock()
 	}
 	return st, nil
 }
@@ -228,4 +229,25 @@ func metric(t *testing.T, h *Handler, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// TestGateProvisionalPlaceClockSkew: the cookie keeps the room's time of a
+// first request, not the proxy node's, so a node whose clock is 40 s
+// behind the room's still confirms the place in its order of arrival.
+func TestGateProvisionalPlaceClockSkew(t *testing.T) {
+	f := newFakeRoom(t, `active = 1
+      on_store_error = "wait"`)
+	f.store.now = func() time.Time { return f.now.Add(40 * time.Second) }
+	f.get("192.0.2.1", "")
+	_, first := f.get("192.0.2.2", "")
+	f.now = f.now.Add(time.Second)
+	_, later := f.get("192.0.2.3", "")
+	f.now = f.now.Add(time.Second)
+	if w, _ := f.get("192.0.2.3", later); place(t, w) != "1" {
+		t.Fatalf("the later visitor, back first, is at %q, want 1 for now", place(t, w))
+	}
+	f.now = f.now.Add(8 * time.Second)
+	if w, _ := f.get("192.0.2.2", first); place(t, w) != "1" {
+		t.Fatalf("the first visitor came back at %q, want 1 (its first request's order)", place(t, w))
+	}
 }
