@@ -2,6 +2,7 @@ package room
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -139,4 +140,41 @@ func SolvePow(challenge string, bits int) string {
 			return string(buf[len(prefix):])
 		}
 	}
+}
+
+// NewChallenge signs a fresh challenge of bits for room roomID under key,
+// living at least ChallengeTTL from now (the expiry is kept to the second,
+// so it is rounded up). It fails only for a short key (CheckKey).
+func NewChallenge(key []byte, roomID string, bits int, now time.Time) (string, error) {
+	var c Challenge
+	_, _ = rand.Read(c.ID[:])
+	c.Expires = now.Add(ChallengeTTL + time.Second - 1).Truncate(time.Second)
+	c.Bits = bits
+	return SignChallenge(key, roomID, c)
+}
+
+// Why a solution is refused (CheckSolution).
+var (
+	ErrChallengeExpired = errors.New("challenge expired")
+	ErrChallengeEasy    = errors.New("challenge easier than the work asked now")
+	ErrNotSolved        = errors.New("nonce does not solve the challenge")
+)
+
+// CheckSolution checks a solution of a challenge of room roomID at now:
+// signed under key (ErrBadChallenge), unexpired, at least bits hard, and
+// solved. It returns the challenge, for the caller to spend; it does not
+// know what was spent.
+func CheckSolution(key []byte, roomID, challenge, nonce string, bits int, now time.Time) (Challenge, error) {
+	c, err := ParseChallenge(key, roomID, challenge)
+	switch {
+	case err != nil:
+		return c, err
+	case !now.Before(c.Expires):
+		return c, ErrChallengeExpired
+	case c.Bits < bits:
+		return c, ErrChallengeEasy
+	case !PowSolved(challenge, nonce, c.Bits):
+		return c, ErrNotSolved
+	}
+	return c, nil
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"net/http"
 	"time"
@@ -57,18 +56,10 @@ func (s *Server) challenge(r *node.Room, now time.Time, bits int) (powAnswer, er
 	if err != nil {
 		return a, err
 	}
-	var c room.Challenge
-	if _, err := rand.Read(c.ID[:]); err != nil {
-		return a, err
-	}
-	// Expiry is kept to the second: round up, so the challenge lives at
-	// least the time announced.
-	c.Expires = now.Add(room.ChallengeTTL + time.Second - 1).Truncate(time.Second)
-	c.Bits = bits
-	if a.Challenge, err = room.SignChallenge(key, r.View.ID, c); err != nil {
+	if a.Challenge, err = room.NewChallenge(key, r.View.ID, bits, now); err != nil {
 		return a, node.ErrRoomUnavailable
 	}
-	a.Bits = c.Bits
+	a.Bits = bits
 	a.ExpiresInSeconds, a.Algorithm = int(room.ChallengeTTL/time.Second), "sha256"
 	return a, nil
 }
@@ -122,16 +113,16 @@ func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) error {
 	if err != nil {
 		return err
 	}
-	ch, err := room.ParseChallenge(key, r.View.ID, sol.Challenge)
+	ch, err := room.CheckSolution(key, r.View.ID, sol.Challenge, sol.Nonce, bits, now)
 	switch {
+	case err == room.ErrChallengeExpired:
+		return refuse("The challenge has expired; solve the fresh one.")
+	case err == room.ErrChallengeEasy:
+		return refuse("The waiting room asks for harder work now; solve the fresh challenge.")
+	case err == room.ErrNotSolved:
+		return refuse("The nonce does not solve the challenge.")
 	case err != nil:
 		return refuse("The challenge was not issued by this waiting room.")
-	case !now.Before(ch.Expires):
-		return refuse("The challenge has expired; solve the fresh one.")
-	case ch.Bits < bits:
-		return refuse("The waiting room asks for harder work now; solve the fresh challenge.")
-	case !room.PowSolved(sol.Challenge, sol.Nonce, ch.Bits):
-		return refuse("The nonce does not solve the challenge.")
 	case !spentChallenges.Spend(binary.BigEndian.Uint64(ch.ID[:8]), uint32(ch.Expires.Unix()), uint32(now.Unix())):
 		return refuse("The challenge has been used already; solve the fresh one.")
 	}

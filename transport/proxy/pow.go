@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"crypto/rand"
 	_ "embed"
 	"encoding/binary"
 	"net/http"
@@ -92,21 +91,14 @@ func (g *gate) solved(box *cookieBox, s string, bits int, now time.Time) bool {
 	if i < 0 {
 		return false
 	}
-	challenge, nonce := s[:i], s[i+1:]
-	c, err := room.ParseChallenge(box.powKey, g.id, challenge)
-	return err == nil && now.Before(c.Expires) && c.Bits >= bits && room.PowSolved(challenge, nonce, c.Bits) &&
-		g.pow.spent.Spend(binary.BigEndian.Uint64(c.ID[:8]), uint32(c.Expires.Unix()), uint32(now.Unix()))
+	c, err := room.CheckSolution(box.powKey, g.id, s[:i], s[i+1:], bits, now)
+	return err == nil && g.pow.spent.Spend(binary.BigEndian.Uint64(c.ID[:8]), uint32(c.Expires.Unix()), uint32(now.Unix()))
 }
 
 // challenge answers the challenge page: 503, never cached, a fresh
 // challenge of bits.
 func (g *gate) challenge(w http.ResponseWriter, r *http.Request, box *cookieBox, bits int, now time.Time) {
-	var c room.Challenge
-	_, _ = rand.Read(c.ID[:])
-	// Kept to the second: round up, so it lives at least ChallengeTTL.
-	c.Expires = now.Add(room.ChallengeTTL + time.Second - 1).Truncate(time.Second)
-	c.Bits = bits
-	s, err := room.SignChallenge(box.powKey, g.id, c)
+	s, err := room.NewChallenge(box.powKey, g.id, bits, now)
 	if err != nil { // a cookie box always has a long enough key
 		g.log.Error("challenge not signed", "error", err)
 		g.wait(w, 0, 0)
