@@ -95,6 +95,15 @@ pid() {
 
 answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# launched is true while the process just launched for node $1 lives. Right
+# after launch the pid may still be the shell that is about to exec the
+# binary, whose command line pid() does not recognise yet; on a loaded
+# machine that moment lasts long enough to be mistaken for an exit.
+launched() {
+	local f=$DIR/$1.pid
+	[[ -f $f ]] && kill -0 "$(<"$f")" 2>/dev/null
+}
+
 healthy() { curl -fsS -m 2 -o /dev/null "$(url "$1")/queue/healthz" 2>/dev/null; }
 
 # secrets creates the cluster's master key once, and the admin token's hash
@@ -170,7 +179,7 @@ start() {
 	while :; do
 		waiting=()
 		for n in "${NODES[@]}"; do
-			if ! pid "$n" >/dev/null; then
+			if ! launched "$n"; then
 				echo "cluster.sh: $n exited during start; last lines of $DIR/$n.log:" >&2
 				tail -n 20 "$DIR/$n.log" >&2 || true
 				exit 1
@@ -240,7 +249,7 @@ stopNode() {
 waitHealthy() {
 	local n=$1 deadline=$((SECONDS + START_TIMEOUT))
 	until healthy "$n"; do
-		if ! pid "$n" >/dev/null; then
+		if ! launched "$n"; then
 			echo "cluster.sh: $n exited during start; last lines of $DIR/$n.log:" >&2
 			tail -n 20 "$DIR/$n.log" >&2 || true
 			exit 1
