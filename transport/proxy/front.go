@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aditus-queue/aditus-queue/transport/canon"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
@@ -78,18 +79,19 @@ func (f *front) rewrite(pr *httputil.ProxyRequest, upstream *url.URL) {
 	pr.Out.Host = pr.In.Host
 }
 
-// bypassed reports whether r passes untouched: its path starts with one of
+// bypassed reports whether r passes untouched: its canonical match path
+// (ignoring case when fold is set) starts with one of
 // a matching rule's paths, or its User-Agent contains one of the rule's
 // user_agents and the client's address is verified as that crawler's
 // (unless the rule says unverified = true).
-func (f *front) bypassed(r *http.Request, list []Bypass, path string) bool {
+func (f *front) bypassed(r *http.Request, list []Bypass, path string, fold bool) bool {
 	ua := r.UserAgent()
 	for _, b := range list {
-		if !matchPrefix(b.Prefixes, path) {
+		if !matchPrefix(b.Prefixes, path, fold) {
 			continue
 		}
 		for _, p := range b.Paths {
-			if strings.HasPrefix(path, p) {
+			if canon.HasPrefix(path, p, fold) {
 				return true
 			}
 		}
