@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -40,6 +41,9 @@ type gate struct {
 	// keyMu serialises fetching the key from the store.
 	keyMu  sync.Mutex
 	keyTry time.Time
+	// unusable is set while the last key read did not open: the room is
+	// closed (503) until a read opens.
+	unusable atomic.Bool
 
 	// mu guards pending and released.
 	mu      sync.Mutex
@@ -79,7 +83,7 @@ func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gat
 
 // key returns the room's cookie box, fetching the key from the store at
 // most twice a second while it is unknown; nil while the store cannot be
-// reached.
+// reached or the key does not open (then g.unusable is set).
 func (g *gate) key(ctx context.Context) *cookieBox {
 	if b := g.box.Load(); b != nil {
 		return b
@@ -96,15 +100,21 @@ func (g *gate) key(ctx context.Context) *cookieBox {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	k, err := g.store.Key(ctx, g.id)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrKeyUnusable) {
 		g.log.Warn("cookie key unavailable", "error", err)
 		return nil
 	}
-	b, err := newCookieBox(k, g.room.Host, g.room.Name)
+	var b *cookieBox
+	if err == nil {
+		b, err = newCookieBox(k, g.room.Host, g.room.Name)
+	}
 	if err != nil {
-		g.log.Error("cookie key unusable", "error", err)
+		if !g.unusable.Swap(true) {
+			g.log.Error("cookie key does not open: the room answers 503 until it does", "error", err)
+		}
 		return nil
 	}
+	g.unusable.Store(false)
 	g.box.Store(b)
 	return b
 }
@@ -117,6 +127,11 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 	now := g.now().UnixNano()
 	box := g.key(r.Context())
 	if box == nil {
+		if g.unusable.Load() {
+			// Fail closed: a key that does not open is no outage.
+			g.wait(w, 0, 0)
+			return v, false, false
+		}
 		return v, false, g.storeError(w)
 	}
 	known := false
