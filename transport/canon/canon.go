@@ -81,6 +81,19 @@ func rawPath(r *http.Request) string {
 	return p
 }
 
+// On returns a shallow copy of r whose URL and RequestURI carry the
+// canonical path c (and r's query as it came), for the handlers that
+// forward or serve it.
+func (c Request) On(r *http.Request) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = c.Decoded, c.Escaped
+	r2.URL = &u
+	r2.RequestURI = u.RequestURI()
+	return r2
+}
+
 // Path returns the canonical form of an escaped path, or an error wrapping
 // ErrRefused that says why there is none.
 func Path(escaped string) (Request, error) {

@@ -32,9 +32,6 @@ func newFront(s Server, o Options) (*front, error) {
 	return &front{addrs: clientaddr.NewResolver(s.TrustedProxies), cookie: s.CookieSecure, crawlers: v}, nil
 }
 
-// forwardingHeaders are the headers by which a proxy speaks for its client.
-var forwardingHeaders = []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded"}
-
 // scrub removes the forwarding headers of a request from a peer that is
 // not a trusted proxy: nothing behind this point (a rate room's gate, the
 // upstream) can then be told a client's own claim about its address or
@@ -43,7 +40,7 @@ func (f *front) scrub(r *http.Request) {
 	if f.addrs.Trusts(clientaddr.Peer(r)) {
 		return
 	}
-	for _, h := range forwardingHeaders {
+	for _, h := range clientaddr.ForwardingHeaders {
 		r.Header.Del(h)
 	}
 }

@@ -262,12 +262,7 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 // let a request name another path than its own (IIS's X-Original-URL,
 // Symfony's X-Rewrite-URL): no decision here could have seen it.
 func withPath(r *http.Request, c canon.Request) *http.Request {
-	r2 := new(http.Request)
-	*r2 = *r
-	u := *r.URL
-	u.Path, u.RawPath = c.Decoded, c.Escaped
-	r2.URL = &u
-	r2.RequestURI = u.RequestURI()
+	r2 := c.On(r)
 	for _, k := range pathOverrides {
 		r2.Header.Del(k)
 	}
