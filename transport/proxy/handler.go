@@ -117,7 +117,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 			rt := &route{loc: loc}
 			for _, rr := range loc.Rooms {
 				if rr.Room.RateRoom != "" {
-					rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, o.Logger)
+					rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, cfg.Server.TrustedProxies, o.Logger)
 					if err != nil {
 						return nil, err
 					}
