@@ -103,6 +103,9 @@ func Path(escaped string) (Request, error) {
 	if !strings.HasPrefix(escaped, "/") {
 		return Request{}, refuse("does not start with /")
 	}
+	if plain(escaped) {
+		return Request{Escaped: escaped, Decoded: escaped, Match: escaped}, nil
+	}
 	segs, err := segments(escaped)
 	if err != nil {
 		return Request{}, err
@@ -112,6 +115,39 @@ func Path(escaped string) (Request, error) {
 		return Request{}, err
 	}
 	return build(segs), nil
+}
+
+// plain reports whether escaped is canonical as it stands, the common
+// case, which then costs no allocation: only characters that stand for
+// themselves (no encoding, no matrix parameters), no empty segment but a
+// trailing one, no dot segment.
+func plain(escaped string) bool {
+	for i := 0; i < len(escaped); i++ {
+		c := escaped[i]
+		switch {
+		case c == '/':
+			if i+1 < len(escaped) && escaped[i+1] == '/' {
+				return false
+			}
+		case c == '.':
+			if isDotSegment(escaped, i) {
+				return false
+			}
+		case c == ';' || !literalOK[c]:
+			return false
+		}
+	}
+	return true
+}
+
+// isDotSegment reports whether the '.' at escaped[i] begins a `.` or `..`
+// segment.
+func isDotSegment(escaped string, i int) bool {
+	if escaped[i-1] != '/' {
+		return false
+	}
+	rest := strings.TrimPrefix(escaped[i+1:], ".")
+	return rest == "" || rest[0] == '/'
 }
 
 // segment is one path segment, normalised: its escaped text and its
@@ -186,7 +222,7 @@ func encoding(text string) (escaped, decoded string, err error) {
 		if unreserved(b) {
 			esc.WriteByte(b)
 		} else {
-			fmt.Fprintf(&esc, "%%%02X", b)
+			writeEncoded(&esc, b)
 		}
 	}
 	decoded = dec.String()
@@ -301,12 +337,28 @@ func build(segs []segment) Request {
 // RFC 3986 allows it in a segment (unreserved, sub-delims, ':' and '@'),
 // percent-encoded otherwise.
 func writeByte(b *strings.Builder, c byte) {
-	if unreserved(c) || strings.IndexByte("!$&'()*+,;=:@", c) >= 0 {
+	if literalOK[c] {
 		b.WriteByte(c)
 		return
 	}
-	fmt.Fprintf(b, "%%%02X", c)
+	writeEncoded(b, c)
 }
+
+// writeEncoded writes c percent-encoded, with upper-case hex.
+func writeEncoded(b *strings.Builder, c byte) {
+	const hex = "0123456789ABCDEF"
+	b.WriteByte('%')
+	b.WriteByte(hex[c>>4])
+	b.WriteByte(hex[c&15])
+}
+
+// literalOK are the bytes that stand for themselves in a segment.
+var literalOK = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = unreserved(byte(c)) || strings.IndexByte("!$&'()*+,;=:@", byte(c)) >= 0
+	}
+	return t
+}()
 
 func unreserved(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||

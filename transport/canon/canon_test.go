@@ -140,3 +140,38 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainIsCanonical: the path taken without allocation is exactly what
+// the full computation gives.
+func TestPlainIsCanonical(t *testing.T) {
+	for _, p := range []string{"/", "/a/b.c/", "/a/.b/..c/", "/a/b..", "/x/.../y", "/a:b@c/!$&'()*+,=", "/a/./b", "/a/..", "/a//b", "/a;b", "/a%41"} {
+		if !plain(p) {
+			continue
+		}
+		segs, err := segments(p)
+		if err == nil {
+			segs, err = removeDots(segs)
+		}
+		if err != nil || build(segs) != (Request{p, p, p}) {
+			t.Errorf("plain(%q), but its canonical form is %+v, %v", p, build(segs), err)
+		}
+	}
+	for _, p := range []string{"/a/./b", "/a/..", "/a//b", "/a;b", "/a%41", "/.", "/a/."} {
+		if plain(p) {
+			t.Errorf("plain(%q), want false", p)
+		}
+	}
+}
+
+func BenchmarkPath(b *testing.B) {
+	for _, p := range []string{"/shop/products/1234-blue-shirt", "/static/%2e%2e/check%6Fut;jsessionid=ABC"} {
+		b.Run(p, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Path(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
