@@ -194,6 +194,11 @@ func check(t testing.TB, raw string, w *httptest.ResponseRecorder) string {
 			t.Errorf("%q reached the upstream with %s: %q", raw, k, v)
 		}
 	}
+	// The client is no trusted proxy: its own forwarding claims never
+	// reach the upstream.
+	if xfh, xfp := s.Header.Get("X-Forwarded-Host"), s.Header.Get("X-Forwarded-Proto"); xfh == "other.test" || xfp != "http" {
+		t.Errorf("%q reached the upstream with X-Forwarded-Host %q, X-Forwarded-Proto %q", raw, xfh, xfp)
+	}
 	return "upstream"
 }
 
