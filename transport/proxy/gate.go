@@ -125,14 +125,9 @@ func (g *gate) key(ctx context.Context) *cookieBox {
 // on_store_error = "admit".
 func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pass bool) {
 	now := g.now().UnixNano()
-	box := g.key(r.Context())
+	box, pass := g.keyOrAnswer(w, r)
 	if box == nil {
-		if g.unusable.Load() {
-			// Fail closed: a key that does not open is no outage.
-			g.wait(w, 0, 0)
-			return v, false, false
-		}
-		return v, false, g.storeError(w)
+		return v, false, pass
 	}
 	known := false
 	if c, err := r.Cookie(g.cookieName); err == nil {
@@ -192,6 +187,21 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		g.wait(w, st.Position, st.Waiting)
 	}
 	return v, false, false
+}
+
+// keyOrAnswer returns the room's cookie box, or nil once it has answered
+// r: 503 while the key does not open (a key that does not open is no
+// outage: the room fails closed), and as on_store_error says while the
+// store cannot be reached (pass: the request goes on).
+func (g *gate) keyOrAnswer(w http.ResponseWriter, r *http.Request) (box *cookieBox, pass bool) {
+	if box = g.key(r.Context()); box != nil {
+		return box, true
+	}
+	if g.unusable.Load() {
+		g.wait(w, 0, 0)
+		return nil, false
+	}
+	return nil, g.storeError(w)
 }
 
 // storeError answers as on_store_error says; it reports whether the

@@ -196,9 +196,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	routes := h.hosts[strings.ToLower(host)]
 	path := c.Match
 	var rt *route
-	for _, c := range routes {
-		if canon.HasPrefix(path, c.loc.Path, c.loc.CaseInsensitive) {
-			rt = c
+	for _, cand := range routes {
+		if canon.HasPrefix(path, cand.loc.Path, cand.loc.CaseInsensitive) {
+			rt = cand
 			break
 		}
 	}
