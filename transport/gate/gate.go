@@ -156,11 +156,18 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 // unless its peer is a trusted proxy.
 func (g *Gate) prepare(r *http.Request, c canon.Request) *http.Request {
 	r2 := c.On(r)
-	if !g.addrs.Trusts(clientaddr.Peer(r)) {
-		r2.Header = r.Header.Clone()
-		for _, h := range clientaddr.ForwardingHeaders {
-			r2.Header.Del(h)
+	if g.addrs.Trusts(clientaddr.Peer(r)) {
+		return r2
+	}
+	cloned := false // the caller's request stays as it was
+	for _, h := range clientaddr.ForwardingHeaders {
+		if _, ok := r2.Header[h]; !ok {
+			continue
 		}
+		if !cloned {
+			r2.Header, cloned = r.Header.Clone(), true
+		}
+		delete(r2.Header, h)
 	}
 	return r2
 }
