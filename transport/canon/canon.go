@@ -88,7 +88,10 @@ func (c Request) On(r *http.Request) *http.Request {
 	r2 := new(http.Request)
 	*r2 = *r
 	u := *r.URL
-	u.Path, u.RawPath = c.Decoded, c.Escaped
+	u.Path, u.RawPath = c.Decoded, ""
+	if u.EscapedPath() != c.Escaped {
+		u.RawPath = c.Escaped // as url.URL keeps it: only when not the default
+	}
 	r2.URL = &u
 	r2.RequestURI = u.RequestURI()
 	return r2

@@ -175,3 +175,25 @@ func BenchmarkPath(b *testing.B) {
 		})
 	}
 }
+
+// TestOn: the request handed on carries the canonical path, with RawPath
+// set only where the default encoding would differ (as url.Parse does, so
+// that http.StripPrefix and the file server work on it).
+func TestOn(t *testing.T) {
+	for _, tc := range []struct{ target, path, raw, uri string }{
+		{"/static/../caf%c3%a9?q=%2F", "/café", "", "/caf%C3%A9?q=%2F"},
+		{"/a%3bb/./c", "/a;b/c", "/a%3Bb/c", "/a%3Bb/c"},
+		{"//x;j=1", "/x;j=1", "", "/x;j=1"},
+	} {
+		r := httptest.NewRequest("GET", tc.target, nil)
+		c, err := Of(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2 := c.On(r)
+		if r2.URL.Path != tc.path || r2.URL.RawPath != tc.raw || r2.RequestURI != tc.uri || r.RequestURI != tc.target {
+			t.Errorf("%s: Path %q RawPath %q RequestURI %q (the original now %q), want %q %q %q", tc.target,
+				r2.URL.Path, r2.URL.RawPath, r2.RequestURI, r.RequestURI, tc.path, tc.raw, tc.uri)
+		}
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -292,4 +294,48 @@ func FuzzAttack(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStaticFilesOnTheCanonicalPath: a static_files location serves the
+// file of the canonical path, a name outside it never, and a location
+// path with characters that are encoded on the wire still matches.
+func TestStaticFilesOnTheCanonicalPath(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("file a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse("t.hcl", []byte(fmt.Sprintf(`host "shop.test" {
+  location "/café/" {
+    static_files { directory = %q }
+  }
+  location "/" {
+    upstream "127.0.0.1:1" {}
+  }
+}`, dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(cfg, Options{Store: &tableStore{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	for target, want := range map[string]string{
+		"/caf%C3%A9/a.txt":                "200 file a",
+		"/caf%c3%a9/./x/../a.txt":         "200 file a",
+		"//caf%C3%A9//a.txt":              "200 file a",
+		"/caf%C3%A9/..%2Fcaf%C3%A9/a.txt": "400",
+	} {
+		r := httptest.NewRequest("GET", "http://shop.test/", nil)
+		r.RequestURI = target
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		got := fmt.Sprint(w.Code)
+		if w.Code == http.StatusOK {
+			got += " " + w.Body.String()
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", target, got, want)
+		}
+	}
 }
