@@ -25,6 +25,11 @@ import (
 // must cost no more than one of ten.
 const maxHops = 16
 
+// ForwardingHeaders are the headers by which a proxy speaks for its
+// client: believed only from trusted proxies, removed from everyone
+// else's requests.
+var ForwardingHeaders = []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded"}
+
 // ParsePrefixes parses CIDRs ("10.0.0.0/8", "2001:db8::/32") or single
 // addresses ("192.0.2.7", taken as /32 or /128). Empty entries are skipped;
 // anything else that does not parse is an error naming the entry.

@@ -15,6 +15,16 @@
 //     at once while nobody waits (and sends it back to that page with a
 //     token), or lets it wait.
 //
+// Before any of this the request's path is made canonical
+// (transport/canon): a path with no canonical form (an encoded `/`, `..`
+// above the root, a double encoding …) is answered 400, and the next
+// handler and the return URL see the canonical path, so that the shop
+// behind serves the page the gate decided on.
+//
+// Forwarding headers (X-Forwarded-For, -Proto, -Host, Forwarded) are
+// believed only from the peers named by WithTrustedProxies, and removed
+// from the requests of every other peer before the next handler sees them.
+//
 // A token is valid when it is an HS256 JWT (the algorithm is pinned: none,
 // RS256 and every other are refused) signed with the room's secret, with iss
 // "aditus-queue", aud the room's slug and exp in the future. The gate never
@@ -26,11 +36,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/transport/canon"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/returnurl"
 )
 
@@ -45,6 +58,8 @@ type Gate struct {
 	cookie string
 	origin string // the shop's public origin; empty: from the request
 	now    func() time.Time
+	// addrs says which peers may speak for the client (none by default).
+	addrs *clientaddr.Resolver
 }
 
 // Option changes a Gate's defaults.
@@ -59,10 +74,19 @@ func WithClock(now func() time.Time) Option { return func(g *Gate) { g.now = now
 // WithOrigin sets the shop's public origin ("https://shop.example.com"),
 // used to build the return URL handed to the room. Without it the origin is
 // read from the request: https when it came over TLS or with
-// X-Forwarded-Proto https, its Host header. Set it when the gate sits behind
-// a proxy that rewrites Host.
+// X-Forwarded-Proto https from a trusted proxy, and the trusted proxy's
+// X-Forwarded-Host or else the request's Host. Set it when the gate sits
+// behind a proxy that rewrites Host.
 func WithOrigin(origin string) Option {
 	return func(g *Gate) { g.origin = strings.TrimSuffix(origin, "/") }
+}
+
+// WithTrustedProxies names the load balancers in front of the gate
+// (clientaddr.ParsePrefixes reads them): only their X-Forwarded-Proto and
+// X-Forwarded-Host are believed, and the forwarding headers of every other
+// peer are removed. Without it no peer is trusted.
+func WithTrustedProxies(prefixes []netip.Prefix) Option {
+	return func(g *Gate) { g.addrs = clientaddr.NewResolver(prefixes) }
 }
 
 // New returns a gate for the room slug, whose tokens are signed with
@@ -71,7 +95,7 @@ func WithOrigin(origin string) Option {
 // is empty, secret shorter than token.MinSecretLen, room is not an absolute
 // http(s) URL without query, or an option is invalid.
 func New(slug string, secret []byte, room string, opts ...Option) (*Gate, error) {
-	g := &Gate{slug: slug, secret: secret, cookie: DefaultCookie, now: time.Now}
+	g := &Gate{slug: slug, secret: secret, cookie: DefaultCookie, now: time.Now, addrs: clientaddr.NewResolver(nil)}
 	for _, o := range opts {
 		o(g)
 	}
@@ -105,6 +129,12 @@ func New(slug string, secret []byte, room string, opts ...Option) (*Gate, error)
 // valid token, as the package documentation describes.
 func (g *Gate) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := canon.Of(r)
+		if err != nil {
+			http.Error(w, "Bad request: this address has no canonical form.", http.StatusBadRequest)
+			return
+		}
+		r = g.prepare(r, c)
 		now := g.now()
 		if raw := r.URL.Query().Get(returnurl.TokenParam); raw != "" {
 			if c, err := token.Verify(g.secret, g.slug, raw, now); err == nil {
@@ -120,6 +150,26 @@ func (g *Gate) Wrap(next http.Handler) http.Handler {
 		}
 		redirect(w, g.RoomURL(r))
 	})
+}
+
+// prepare is r with its canonical path, and without forwarding headers
+// unless its peer is a trusted proxy.
+func (g *Gate) prepare(r *http.Request, c canon.Request) *http.Request {
+	r2 := c.On(r)
+	if g.addrs.Trusts(clientaddr.Peer(r)) {
+		return r2
+	}
+	cloned := false // the caller's request stays as it was
+	for _, h := range clientaddr.ForwardingHeaders {
+		if _, ok := r2.Header[h]; !ok {
+			continue
+		}
+		if !cloned {
+			r2.Header, cloned = r.Header.Clone(), true
+		}
+		delete(r2.Header, h)
+	}
+	return r2
 }
 
 // Admitted reports the claims of the valid token r carries in its cookie,
@@ -142,12 +192,32 @@ func (g *Gate) RoomURL(r *http.Request) string {
 	origin := g.origin
 	if origin == "" {
 		scheme := "http"
-		if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		if g.addrs.Secure(r) {
 			scheme = "https"
 		}
-		origin = scheme + "://" + r.Host
+		origin = scheme + "://" + g.host(r)
 	}
 	return g.enter + "?return=" + url.QueryEscape(origin+u.RequestURI())
+}
+
+// host is the Host the visitor asked for: a trusted proxy's
+// X-Forwarded-Host (the value the nearest one wrote), or r's own.
+func (g *Gate) host(r *http.Request) string {
+	if !g.addrs.Trusts(clientaddr.Peer(r)) {
+		return r.Host
+	}
+	vals := r.Header.Values("X-Forwarded-Host")
+	if len(vals) == 0 {
+		return r.Host
+	}
+	last := vals[len(vals)-1]
+	if j := strings.LastIndexByte(last, ','); j >= 0 {
+		last = last[j+1:]
+	}
+	if h := strings.TrimSpace(last); h != "" {
+		return h
+	}
+	return r.Host
 }
 
 // admit keeps raw in the cookie for the token's remaining lifetime and

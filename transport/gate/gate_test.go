@@ -3,11 +3,13 @@ package gate_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/gate"
 	"github.com/aditus-queue/aditus-queue/transport/returnurl"
 )
@@ -74,5 +76,84 @@ func TestReturnURLPassesTheRoomsCheck(t *testing.T) {
 	u, ok := returnurl.Check(req.URL.Query().Get("return"), []string{"shop.example.com"})
 	if !ok || u.String() != "https://shop.example.com/event/42?seat=a%20b" {
 		t.Fatalf("got %v %v, want the page asked for without the token, accepted", u, ok)
+	}
+}
+
+// TestForwardingHeadersOnlyFromTrustedProxies: the return URL's scheme and
+// host come from X-Forwarded-Proto and X-Forwarded-Host only when a trusted
+// proxy sent them, and the next handler never sees another peer's.
+func TestForwardingHeadersOnlyFromTrustedProxies(t *testing.T) {
+	secret := []byte("the room secret, long enough")
+	trusted, err := clientaddr.ParsePrefixes([]string{"10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New("sale", secret, "https://q.example/queue/sale", gate.WithTrustedProxies(trusted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, _ := token.Mint(secret, "sale", 3, false, time.Now(), 10*time.Minute)
+	for _, tc := range []struct {
+		peer, wantReturn, wantXFF string
+	}{
+		{"203.0.113.9:4000", "http://shop.test/a", ""},
+		{"10.1.2.3:4000", "https://shop.example.com/a", "198.51.100.7"},
+	} {
+		r := httptest.NewRequest("GET", "http://shop.test/a", nil)
+		r.RemoteAddr = tc.peer
+		r.Header.Set("X-Forwarded-Proto", "https")
+		r.Header.Set("X-Forwarded-Host", "shop.example.com")
+		r.Header.Set("X-Forwarded-For", "198.51.100.7")
+		w := httptest.NewRecorder()
+		g.Wrap(http.NotFoundHandler()).ServeHTTP(w, r)
+		want := "https://q.example/queue/sale/enter?return=" + url.QueryEscape(tc.wantReturn)
+		if got := w.Header().Get("Location"); got != want {
+			t.Errorf("from %s: sent to %q, want %q", tc.peer, got, want)
+		}
+		r.AddCookie(&http.Cookie{Name: gate.DefaultCookie, Value: tok})
+		var xff string
+		g.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			xff = r.Header.Get("X-Forwarded-For")
+		})).ServeHTTP(httptest.NewRecorder(), r)
+		if xff != tc.wantXFF {
+			t.Errorf("from %s: the shop saw X-Forwarded-For %q, want %q", tc.peer, xff, tc.wantXFF)
+		}
+	}
+}
+
+// TestCanonicalPath: the shop behind the gate and the return URL see the
+// canonical path; a path without one is refused.
+func TestCanonicalPath(t *testing.T) {
+	secret := []byte("the room secret, long enough")
+	g, err := gate.New("sale", secret, "https://q.example/queue/sale", gate.WithOrigin("https://shop.example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, _ := token.Mint(secret, "sale", 3, false, time.Now(), 10*time.Minute)
+	var got string
+	h := g.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.URL.EscapedPath() + " " + r.RequestURI }))
+	for _, tc := range []struct{ target, want string }{
+		{"/static/../checkout?x=1", "/checkout /checkout?x=1"},
+		{"//checkout", "/checkout /checkout"},
+		{"/static/%2e%2e/check%6Fut;j=1", "/checkout;j=1 /checkout;j=1"},
+		{"/static/..%2Fcheckout", "400"},
+		{"/%252e%252e/checkout", "400"},
+	} {
+		got = ""
+		r := httptest.NewRequest("GET", tc.target, nil)
+		r.AddCookie(&http.Cookie{Name: gate.DefaultCookie, Value: tok})
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code == http.StatusBadRequest {
+			got = "400"
+		}
+		if got != tc.want {
+			t.Errorf("%s: the shop saw %q, want %q", tc.target, got, tc.want)
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/x/../event/42", nil))
+	if want := "https://q.example/queue/sale/enter?return=" + url.QueryEscape("https://shop.example.com/event/42"); w.Header().Get("Location") != want {
+		t.Errorf("sent to %q, want %q", w.Header().Get("Location"), want)
 	}
 }

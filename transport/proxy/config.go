@@ -23,6 +23,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/canon"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
@@ -69,6 +70,10 @@ type Host struct {
 // Location is one `location "/path" { … }` block.
 type Location struct {
 	Path string
+	// CaseInsensitive matches the location's path, its rules' prefixes and
+	// its bypass paths ignoring case, for upstreams that serve /CHECKOUT
+	// as /checkout (IIS, case-insensitive file systems).
+	CaseInsensitive bool
 	// Upstream is where requests go (nil with static_files).
 	Upstream *url.URL
 	// Directory serves static files instead of an upstream.
@@ -150,7 +155,9 @@ type locationSchema struct {
 	WaitingRoom *waitingRoomSchema `hcl:"waiting_room,block"`
 	Rules       []ruleSchema       `hcl:"rule,block"`
 	StaticFiles *staticSchema      `hcl:"static_files,block"`
-	Range       hcl.Range          `hcl:",def_range"`
+	// CaseInsensitive is `case_insensitive = true`.
+	CaseInsensitive *bool     `hcl:"case_insensitive,optional"`
+	Range           hcl.Range `hcl:",def_range"`
 }
 
 type upstreamSchema struct {
@@ -278,7 +285,10 @@ func buildLocation(host, base string, ls locationSchema) (*Location, error) {
 	if !strings.HasPrefix(ls.Path, "/") {
 		return nil, at(ls.Range, "location %q: a path starts with /", ls.Path)
 	}
-	l := &Location{Path: ls.Path}
+	if err := canonical(ls.Path); err != nil {
+		return nil, at(ls.Range, "location %q: %v", ls.Path, err)
+	}
+	l := &Location{Path: ls.Path, CaseInsensitive: ls.CaseInsensitive != nil && *ls.CaseInsensitive}
 	switch {
 	case ls.Upstream != nil && ls.StaticFiles != nil:
 		return nil, at(ls.Range, "location %q: upstream and static_files exclude each other", ls.Path)
@@ -317,6 +327,9 @@ func buildLocation(host, base string, ls locationSchema) (*Location, error) {
 		var prefixes []string
 		if rs.And != nil {
 			for _, p := range rs.And.Paths {
+				if err := canonical(p.Prefix); err != nil {
+					return nil, at(rs.Range, "rule %q: prefix %q: %v", rs.Name, p.Prefix, err)
+				}
 				prefixes = append(prefixes, p.Prefix)
 			}
 		}
@@ -493,6 +506,11 @@ func buildBypass(bs *bypassSchema, prefixes []string) (Bypass, error) {
 	if len(bs.UserAgents) == 0 && len(bs.Paths) == 0 {
 		return b, errors.New("bypass needs user_agents or paths")
 	}
+	for _, p := range bs.Paths {
+		if err := canonical(p); err != nil {
+			return b, fmt.Errorf("paths %q: %v", p, err)
+		}
+	}
 	b.Unverified = bs.Unverified != nil && *bs.Unverified
 	for _, ua := range bs.UserAgents {
 		if ua == "" {
@@ -506,6 +524,20 @@ func buildBypass(bs *bypassSchema, prefixes []string) (Bypass, error) {
 		b.Crawlers = append(b.Crawlers, c)
 	}
 	return b, nil
+}
+
+// canonical checks a path of the configuration: requests are matched on
+// their canonical path, which a path with dot segments, doubled slashes,
+// encodings or matrix parameters could never match as written.
+func canonical(p string) error {
+	c, err := canon.Path(p)
+	if err != nil {
+		return err
+	}
+	if c.Match != p {
+		return fmt.Errorf("requests are matched on their canonical path, which is written %q", c.Match)
+	}
+	return nil
 }
 
 // upstreamURL accepts the seed's "host:port" or a full http(s) URL.

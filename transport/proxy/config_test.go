@@ -75,6 +75,9 @@ func TestConfigErrorsAreOneLine(t *testing.T) {
 		{"cookie_secure number", "server {\n cookie_secure = 1\n}\n", `f.hcl:2: server: cookie_secure must be true, false or "auto"`},
 		{"two servers", "server {}\nserver {}\n", "f.hcl:2: server is defined twice"},
 		{"unverifiable user agent", "host \"a\" {\n location \"/\" {\n  upstream \"x:1\" {}\n  rule \"r\" {\n   bypass {\n    user_agents = [\"MyMonitor\"]\n   }\n  }\n }\n}\n", `f.hcl:5: rule "r": user_agents "MyMonitor" names no crawler that can be verified by DNS`},
+		{"location not canonical", "host \"a\" {\n location \"/static/../checkout\" {\n  upstream \"x:1\" {}\n }\n}\n", `f.hcl:2: location "/static/../checkout": requests are matched on their canonical path, which is written "/checkout"`},
+		{"prefix not canonical", "host \"a\" {\n location \"/\" {\n  upstream \"x:1\" {}\n  rule \"r\" {\n   and {\n    path { prefix = \"//checkout\" }\n   }\n   bypass {\n    paths = [\"/x\"]\n   }\n  }\n }\n}\n", `f.hcl:4: rule "r": prefix "//checkout": requests are matched`},
+		{"bypass path refused", "host \"a\" {\n location \"/\" {\n  upstream \"x:1\" {}\n  rule \"r\" {\n   bypass {\n    paths = [\"/a%2Fb\"]\n   }\n  }\n }\n}\n", `f.hcl:5: rule "r": paths "/a%2Fb": path refused: an encoded /`},
 		{"empty user agent", "host \"a\" {\n location \"/\" {\n  upstream \"x:1\" {}\n  rule \"r\" {\n   bypass {\n    user_agents = [\"\"]\n    unverified = true\n   }\n  }\n }\n}\n", `f.hcl:5: rule "r": user_agents: an empty entry`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -177,13 +177,11 @@ func (f *fastForwarder) forwarded(req *fasthttp.Request, r *http.Request) {
 	}
 }
 
-// target is the request-target sent upstream: the visitor's, byte for
-// byte, or joined to the upstream URL's path and query.
+// target is the request-target sent upstream: the canonical path the
+// handler decided on (r.URL's, with the visitor's query byte for byte),
+// joined to the upstream URL's path and query when it has them.
 func (f *fastForwarder) target(r *http.Request) string {
 	if !f.joins {
-		if strings.HasPrefix(r.RequestURI, "/") {
-			return r.RequestURI
-		}
 		return r.URL.RequestURI()
 	}
 	u := *r.URL

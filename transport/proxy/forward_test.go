@@ -520,17 +520,22 @@ var conformanceCases = []struct {
 			}
 		}
 	}},
-	{"request target byte for byte", func(e *env) {
-		for _, uri := range []string{
-			"/a%2Fb/c%20d?x=1&y=%2B&z=a+b&&w",
-			"/p;q=1/%7E/%41",
-			"//double//slash/./../x?q=%20",
-			"/caf%C3%A9?n=%E2%82%AC",
+	{"request target canonical, query byte for byte", func(e *env) {
+		for _, tc := range []struct{ uri, want string }{
+			{"/b/c%20d?x=1&y=%2B&z=a+b&&w", "/b/c%20d?x=1&y=%2B&z=a+b&&w"},
+			{"/p;q=1/%7E/%41", "/p;q=1/~/A"},
+			{"//double//slash/./../x?q=%20", "/double/x?q=%20"},
+			{"/caf%c3%a9?n=%E2%82%AC", "/caf%C3%A9?n=%E2%82%AC"},
+			{"http://shop.test/static/../x?a=/../b", "/x?a=/../b"},
 		} {
-			res, _, _ := e.raw("GET " + uri + " HTTP/1.1\r\nHost: shop.test\r\n\r\n")
-			if s := decodeSeen(e.t, res); s.URI != uri {
-				e.t.Errorf("sent %q, upstream got %q", uri, s.URI)
+			res, _, _ := e.raw("GET " + tc.uri + " HTTP/1.1\r\nHost: shop.test\r\n\r\n")
+			if s := decodeSeen(e.t, res); s.URI != tc.want {
+				e.t.Errorf("sent %q, upstream got %q, want %q", tc.uri, s.URI, tc.want)
 			}
+		}
+		res, _, _ := e.raw("GET /a%2Fb HTTP/1.1\r\nHost: shop.test\r\n\r\n")
+		if res.StatusCode != http.StatusBadRequest {
+			e.t.Errorf("an encoded /: %d, want 400", res.StatusCode)
 		}
 	}},
 }
@@ -565,7 +570,7 @@ func TestForwardingTLSUpstream(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := httptest.NewServer(h)
-			req, _ := http.NewRequest("GET", p.URL+"/a%2Fb?q=1", nil)
+			req, _ := http.NewRequest("GET", p.URL+"/a%20b?q=1", nil)
 			req.Host = "shop.test"
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -576,7 +581,7 @@ func TestForwardingTLSUpstream(t *testing.T) {
 			p.Close()
 			h.Close()
 			switch {
-			case trusted && (res.StatusCode != 200 || string(body) != "shop.test /a%2Fb?q=1 tls=true"):
+			case trusted && (res.StatusCode != 200 || string(body) != "shop.test /a%20b?q=1 tls=true"):
 				t.Errorf("path %d with the root: %d %q", fw, res.StatusCode, body)
 			case !trusted && res.StatusCode != http.StatusBadGateway:
 				t.Errorf("path %d without the root: %d %q", fw, res.StatusCode, body)

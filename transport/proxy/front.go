@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aditus-queue/aditus-queue/transport/canon"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
@@ -31,9 +32,6 @@ func newFront(s Server, o Options) (*front, error) {
 	return &front{addrs: clientaddr.NewResolver(s.TrustedProxies), cookie: s.CookieSecure, crawlers: v}, nil
 }
 
-// forwardingHeaders are the headers by which a proxy speaks for its client.
-var forwardingHeaders = []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded"}
-
 // scrub removes the forwarding headers of a request from a peer that is
 // not a trusted proxy: nothing behind this point (a rate room's gate, the
 // upstream) can then be told a client's own claim about its address or
@@ -42,7 +40,7 @@ func (f *front) scrub(r *http.Request) {
 	if f.addrs.Trusts(clientaddr.Peer(r)) {
 		return
 	}
-	for _, h := range forwardingHeaders {
+	for _, h := range clientaddr.ForwardingHeaders {
 		r.Header.Del(h)
 	}
 }
@@ -78,18 +76,19 @@ func (f *front) rewrite(pr *httputil.ProxyRequest, upstream *url.URL) {
 	pr.Out.Host = pr.In.Host
 }
 
-// bypassed reports whether r passes untouched: its path starts with one of
+// bypassed reports whether r passes untouched: its canonical match path
+// (ignoring case when fold is set) starts with one of
 // a matching rule's paths, or its User-Agent contains one of the rule's
 // user_agents and the client's address is verified as that crawler's
 // (unless the rule says unverified = true).
-func (f *front) bypassed(r *http.Request, list []Bypass, path string) bool {
+func (f *front) bypassed(r *http.Request, list []Bypass, path string, fold bool) bool {
 	ua := r.UserAgent()
 	for _, b := range list {
-		if !matchPrefix(b.Prefixes, path) {
+		if !matchPrefix(b.Prefixes, path, fold) {
 			continue
 		}
 		for _, p := range b.Paths {
-			if strings.HasPrefix(path, p) {
+			if canon.HasPrefix(path, p, fold) {
 				return true
 			}
 		}

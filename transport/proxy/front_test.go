@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -228,5 +229,49 @@ func TestUnverifiedBypass(t *testing.T) {
 	visit(h, "192.0.2.1:5000", false)
 	if res := visit(h, "203.0.113.9:5000", false, "User-Agent", "StatusMonitor/1.0"); res.StatusCode != 200 {
 		t.Fatalf("got %d, want 200", res.StatusCode)
+	}
+}
+
+// staticRateRooms is one rate room's secret.
+type staticRateRooms []byte
+
+func (s staticRateRooms) Secret(context.Context, string) ([]byte, bool, error) { return s, true, nil }
+
+// TestRateRoomReturnURLTrustsOnlyTrustedProxies: a block naming a rate
+// room sends a visitor without a token to the room with a return URL whose
+// scheme a trusted balancer's X-Forwarded-Proto decides, and nobody
+// else's.
+func TestRateRoomReturnURLTrustsOnlyTrustedProxies(t *testing.T) {
+	cfg, err := Parse("t.hcl", []byte(`server {
+  trusted_proxies = ["10.0.0.0/8"]
+}
+host "shop.test" {
+  location "/" {
+    upstream "127.0.0.1:1" {}
+    waiting_room {
+      room           = "launch"
+      on_store_error = "wait"
+    }
+  }
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(cfg, Options{Store: &tableStore{}, RateRooms: staticRateRooms("a secret of the rate room, long enough"),
+		PublicURL: "https://q.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	for peer, scheme := range map[string]string{"10.1.2.3:5000": "https", "203.0.113.9:5000": "http"} {
+		r := httptest.NewRequest("GET", "http://shop.test/a/../tickets", nil)
+		r.RemoteAddr = peer
+		r.Header.Set("X-Forwarded-Proto", "https")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		want := "https://q.test/queue/launch/enter?return=" + url.QueryEscape(scheme+"://shop.test/tickets")
+		if w.Code != http.StatusFound || w.Header().Get("Location") != want {
+			t.Errorf("from %s: %d to %q, want 302 to %q", peer, w.Code, w.Header().Get("Location"), want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -40,6 +41,9 @@ type gate struct {
 	// keyMu serialises fetching the key from the store.
 	keyMu  sync.Mutex
 	keyTry time.Time
+	// unusable is set while the last key read did not open: the room is
+	// closed (503) until a read opens.
+	unusable atomic.Bool
 
 	// mu guards pending and released.
 	mu      sync.Mutex
@@ -79,7 +83,7 @@ func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gat
 
 // key returns the room's cookie box, fetching the key from the store at
 // most twice a second while it is unknown; nil while the store cannot be
-// reached.
+// reached or the key does not open (then g.unusable is set).
 func (g *gate) key(ctx context.Context) *cookieBox {
 	if b := g.box.Load(); b != nil {
 		return b
@@ -96,15 +100,21 @@ func (g *gate) key(ctx context.Context) *cookieBox {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	k, err := g.store.Key(ctx, g.id)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrKeyUnusable) {
 		g.log.Warn("cookie key unavailable", "error", err)
 		return nil
 	}
-	b, err := newCookieBox(k, g.room.Host, g.room.Name)
+	var b *cookieBox
+	if err == nil {
+		b, err = newCookieBox(k, g.room.Host, g.room.Name)
+	}
 	if err != nil {
-		g.log.Error("cookie key unusable", "error", err)
+		if !g.unusable.Swap(true) {
+			g.log.Error("cookie key does not open: the room answers 503 until it does", "error", err)
+		}
 		return nil
 	}
+	g.unusable.Store(false)
 	g.box.Store(b)
 	return b
 }
@@ -115,9 +125,9 @@ func (g *gate) key(ctx context.Context) *cookieBox {
 // on_store_error = "admit".
 func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pass bool) {
 	now := g.now().UnixNano()
-	box := g.key(r.Context())
+	box, pass := g.keyOrAnswer(w, r)
 	if box == nil {
-		return v, false, g.storeError(w)
+		return v, false, pass
 	}
 	known := false
 	if c, err := r.Cookie(g.cookieName); err == nil {
@@ -177,6 +187,21 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		g.wait(w, st.Position, st.Waiting)
 	}
 	return v, false, false
+}
+
+// keyOrAnswer returns the room's cookie box, or nil once it has answered
+// r: 503 while the key does not open (a key that does not open is no
+// outage: the room fails closed), and as on_store_error says while the
+// store cannot be reached (pass: the request goes on).
+func (g *gate) keyOrAnswer(w http.ResponseWriter, r *http.Request) (box *cookieBox, pass bool) {
+	if box = g.key(r.Context()); box != nil {
+		return box, true
+	}
+	if g.unusable.Load() {
+		g.wait(w, 0, 0)
+		return nil, false
+	}
+	return nil, g.storeError(w)
 }
 
 // storeError answers as on_store_error says; it reports whether the

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/transport/canon"
 	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
 
@@ -116,7 +117,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 			rt := &route{loc: loc}
 			for _, rr := range loc.Rooms {
 				if rr.Room.RateRoom != "" {
-					rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, o.Logger)
+					rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, cfg.Server.TrustedProxies, o.Logger)
 					if err != nil {
 						return nil, err
 					}
@@ -175,20 +176,29 @@ func (h *Handler) flushLoop() {
 	}
 }
 
-// ServeHTTP chooses the host by the Host header and the location by the
-// longest path prefix, lets bypassed requests through untouched, runs the
-// waiting rooms that apply in order, then serves the location.
+// ServeHTTP makes the request's path canonical (a path without a
+// canonical form is answered 400), chooses the host by the Host header and
+// the location by the longest prefix of that path, lets bypassed requests
+// through untouched, runs the waiting rooms that apply in order, then
+// serves the location: every decision is taken on the path forwarded.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, err := canon.Of(r)
+	if err != nil {
+		http.Error(w, "Bad request: this address has no canonical form ("+
+			strings.TrimPrefix(err.Error(), canon.ErrRefused.Error()+": ")+").", http.StatusBadRequest)
+		return
+	}
+	r = withPath(r, c)
 	host := r.Host
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		host = hh
 	}
 	routes := h.hosts[strings.ToLower(host)]
-	path := r.URL.Path
+	path := c.Match
 	var rt *route
-	for _, c := range routes {
-		if strings.HasPrefix(path, c.loc.Path) {
-			rt = c
+	for _, cand := range routes {
+		if canon.HasPrefix(path, cand.loc.Path, cand.loc.CaseInsensitive) {
+			rt = cand
 			break
 		}
 	}
@@ -197,13 +207,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.front.scrub(r)
-	if h.front.bypassed(r, rt.loc.Bypass, path) {
+	fold := rt.loc.CaseInsensitive
+	if h.front.bypassed(r, rt.loc.Bypass, path, fold) {
 		rt.next.ServeHTTP(w, r)
 		return
 	}
 	var admitted []admission
 	for _, rr := range rt.rooms {
-		if !matchPrefix(rr.prefixes, path) {
+		if !matchPrefix(rr.prefixes, path, fold) {
 			continue
 		}
 		if rr.rate != nil {
@@ -246,12 +257,30 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 	return nil
 }
 
-func matchPrefix(prefixes []string, path string) bool {
+// withPath is r with its path replaced by the canonical one, which both
+// forwarding paths send, and without the headers by which some servers
+// let a request name another path than its own (IIS's X-Original-URL,
+// Symfony's X-Rewrite-URL): no decision here could have seen it.
+func withPath(r *http.Request, c canon.Request) *http.Request {
+	r2 := c.On(r)
+	for _, k := range pathOverrides {
+		r2.Header.Del(k)
+	}
+	return r2
+}
+
+// pathOverrides are request headers that upstream frameworks read as the
+// request's path.
+var pathOverrides = []string{"X-Original-Url", "X-Rewrite-Url", "X-Original-Uri"}
+
+// matchPrefix reports whether the canonical match path starts with one of
+// prefixes (or prefixes is empty), ignoring case when fold is set.
+func matchPrefix(prefixes []string, path string, fold bool) bool {
 	if len(prefixes) == 0 {
 		return true
 	}
 	for _, p := range prefixes {
-		if strings.HasPrefix(path, p) {
+		if canon.HasPrefix(path, p, fold) {
 			return true
 		}
 	}

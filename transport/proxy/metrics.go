@@ -3,8 +3,9 @@ package proxy
 import "github.com/prometheus/client_golang/prometheus"
 
 // Collector is the proxy's metrics of its capacity rooms on this node:
-// first requests refused for their address's budget, and the automatic
-// proof of work (the bits asked now, and the challenge pages answered).
+// first requests refused for their address's budget, the automatic proof
+// of work (the bits asked now, and the challenge pages answered), and the
+// rooms kept closed because their key does not open.
 func (h *Handler) Collector() prometheus.Collector { return collector{h} }
 
 type collector struct{ h *Handler }
@@ -16,20 +17,28 @@ var (
 		"Proof of work new arrivals of a capacity room must solve now, in bits (0: none), as this node last learnt it.", []string{"host", "room"}, nil)
 	challengesDesc = prometheus.NewDesc("aditus_queue_proxy_pow_challenges_total",
 		"First requests to a capacity room answered with a proof-of-work challenge.", []string{"host", "room"}, nil)
+	unavailableDesc = prometheus.NewDesc("aditus_queue_proxy_rooms_unavailable",
+		"Capacity rooms this node keeps closed (503) because their cookie key does not open with its master key.", nil, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- refusalsDesc
 	ch <- powBitsDesc
 	ch <- challengesDesc
+	ch <- unavailableDesc
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	var refused uint64
+	unavailable := 0
 	for _, g := range c.h.gates {
 		refused += g.budget.refused.Load()
+		if g.unusable.Load() {
+			unavailable++
+		}
 		ch <- prometheus.MustNewConstMetric(powBitsDesc, prometheus.GaugeValue, float64(g.pow.bits.Load()), g.room.Host, g.room.Name)
 		ch <- prometheus.MustNewConstMetric(challengesDesc, prometheus.CounterValue, float64(g.pow.challenges.Load()), g.room.Host, g.room.Name)
 	}
 	ch <- prometheus.MustNewConstMetric(refusalsDesc, prometheus.CounterValue, float64(refused))
+	ch <- prometheus.MustNewConstMetric(unavailableDesc, prometheus.GaugeValue, float64(unavailable))
 }

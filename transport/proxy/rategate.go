@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 
@@ -43,18 +44,21 @@ type rateGate struct {
 	rooms RateRooms
 	url   string // the room's page, <public URL>/queue/<slug>
 	log   *slog.Logger
+	// trusted are the proxy's trusted_proxies: the gate believes their
+	// X-Forwarded-Proto and -Host for the return URL, and nobody else's.
+	trusted []netip.Prefix
 	// mu guards g and secret: the gate of the room's current secret.
 	mu     sync.Mutex
 	g      *edge.Gate
 	secret []byte
 }
 
-func newRateGate(r *Room, rooms RateRooms, publicURL string, log *slog.Logger) (*rateGate, error) {
+func newRateGate(r *Room, rooms RateRooms, publicURL string, trusted []netip.Prefix, log *slog.Logger) (*rateGate, error) {
 	if rooms == nil || publicURL == "" {
 		return nil, errors.New("waiting_room room = \"" + r.RateRoom + "\": rate rooms need the queue's cluster and its public URL (--public-url)")
 	}
 	return &rateGate{room: r, rooms: rooms, url: strings.TrimRight(publicURL, "/") + "/queue/" + r.RateRoom,
-		log: log.With("rate_room", r.RateRoom)}, nil
+		log: log.With("rate_room", r.RateRoom), trusted: trusted}, nil
 }
 
 // current returns the gate of the room's current secret.
@@ -66,7 +70,7 @@ func (rg *rateGate) current(ctx context.Context) (*edge.Gate, bool, error) {
 	rg.mu.Lock()
 	defer rg.mu.Unlock()
 	if rg.g == nil || !bytes.Equal(secret, rg.secret) {
-		g, err := edge.New(rg.room.RateRoom, secret, rg.url)
+		g, err := edge.New(rg.room.RateRoom, secret, rg.url, edge.WithTrustedProxies(rg.trusted))
 		if err != nil {
 			return nil, false, err
 		}

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
 	"github.com/aditus-queue/aditus-queue/actors/node"
@@ -30,9 +32,17 @@ type Store interface {
 	Touch(ctx context.Context, room string, visitors []string, challenged uint64) (pow int, err error)
 	// Release frees a visitor's slot at once.
 	Release(ctx context.Context, room, visitor string) error
-	// Key returns the room's cookie key (32 bytes), made on first use.
+	// Key returns the room's cookie key (32 bytes), made on first use, or
+	// an error wrapping ErrKeyUnusable when the key was read but this node
+	// cannot open it.
 	Key(ctx context.Context, room string) ([]byte, error)
 }
+
+// ErrKeyUnusable is a room's cookie key that this node cannot open (its
+// master key is not the cluster's): a fault of the configuration, not an
+// outage of the store, so the room stays closed whatever on_store_error
+// says.
+var ErrKeyUnusable = errors.New("room key cannot be opened with this node's master key")
 
 // Opener opens secrets sealed under the node master key.
 type Opener interface {
@@ -78,7 +88,11 @@ func (s ClusterStore) Key(ctx context.Context, room string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Opener.Open(sealed, node.CapacityKeyAD(room))
+	k, err := s.Opener.Open(sealed, node.CapacityKeyAD(room))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrKeyUnusable, err)
+	}
+	return k, nil
 }
 
 var _ Store = ClusterStore{}

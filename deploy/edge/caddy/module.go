@@ -13,6 +13,7 @@
 //			room   https://queue.example.com/queue/spring-sale
 //			# cookie aditus_queue
 //			# origin https://shop.example.com
+//			# trusted_proxies 10.0.0.0/8
 //		}
 //		reverse_proxy shop_backend:8080
 //	}
@@ -27,6 +28,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/gate"
 )
 
@@ -53,6 +55,11 @@ type Gate struct {
 	// Origin is the shop's public origin for the return URL (default: from
 	// the request's scheme and Host).
 	Origin string `json:"origin,omitempty"`
+	// TrustedProxies are the load balancers in front of Caddy (CIDRs or
+	// addresses): only their X-Forwarded-Proto and X-Forwarded-Host are
+	// believed for the return URL; every other peer's forwarding headers
+	// are removed.
+	TrustedProxies []string `json:"trusted_proxies,omitempty"`
 
 	gate *gate.Gate
 }
@@ -75,6 +82,13 @@ func (m *Gate) Provision(caddy.Context) error {
 	}
 	if m.Origin != "" {
 		opts = append(opts, gate.WithOrigin(m.Origin))
+	}
+	if len(m.TrustedProxies) > 0 {
+		p, err := clientaddr.ParsePrefixes(m.TrustedProxies)
+		if err != nil {
+			return fmt.Errorf("aditus_queue: %w", err)
+		}
+		opts = append(opts, gate.WithTrustedProxies(p))
 	}
 	g, err := gate.New(m.Slug, []byte(secret), m.Room, opts...)
 	if err != nil {
@@ -102,6 +116,14 @@ func (m *Gate) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	for d.NextBlock(0) {
 		key := d.Val()
+		if key == "trusted_proxies" {
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.ArgErr()
+			}
+			m.TrustedProxies = append(m.TrustedProxies, args...)
+			continue
+		}
 		var val string
 		if !d.Args(&val) {
 			return d.ArgErr()
