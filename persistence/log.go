@@ -18,6 +18,13 @@ import (
 // with 503 and retry; they never guess a result.
 var ErrUnavailable = errors.New("event log unavailable")
 
+// ErrDamaged is wrapped by errors meaning a stream's stored history is
+// damaged beyond what the log can rebuild (its snapshots are bad and the
+// records they covered are gone, or its offsets jump). Retrying does not
+// help: the stream is refused, never rebuilt from what is left, until it
+// is restored from a backup. Other streams are not affected.
+var ErrDamaged = errors.New("stream damaged")
+
 // Record is one event of a stream as it stands in the log.
 type Record struct {
 	Offset int64

@@ -399,22 +399,40 @@ func TestSnapshots(t *testing.T) {
 		t.Fatalf("got %d files in snapshots/, want %d (temporary file removed)", len(entries), len(streams))
 	}
 
-	// A damaged snapshot is no snapshot: the caller replays the log instead.
-	path := filepath.Join(dir, snapshotDir, snapshotFile("directory"))
-	b, _ := os.ReadFile(path)
-	b[len(b)-1] ^= 1
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
+	// A damaged snapshot of a stream whose records are all in the log is
+	// no snapshot: the caller replays the log instead.
+	appendRecords(t, l, "whole", 0, 3)
+	snapshotAt(t, l, "whole", 2)
+	flip := func(stream string) {
+		t.Helper()
+		path := filepath.Join(dir, snapshotDir, snapshotFile(stream))
+		b, _ := os.ReadFile(path)
+		b[len(b)-1] ^= 1
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, ok, err := l.LoadSnapshot(ctx, "directory"); ok || err != nil {
+	flip("whole")
+	if _, ok, err := l.LoadSnapshot(ctx, "whole"); ok || err != nil {
 		t.Fatalf("damaged snapshot: ok %v err %v, want none", ok, err)
 	}
-	// A snapshot file moved to another stream's name is not taken for it.
+	// One whose records 0..2 the log does not hold (here: never did) cannot
+	// be rebuilt: it is damaged, not empty.
+	flip("directory")
+	if _, ok, err := l.LoadSnapshot(ctx, "directory"); ok || !errors.Is(err, persistence.ErrDamaged) ||
+		!strings.Contains(err.Error(), "newest snapshot checksum mismatch; previous snapshot missing") ||
+		!strings.Contains(err.Error(), "the log holds none of its records") {
+		t.Fatalf("damaged snapshot, records gone: ok %v err %v, want ErrDamaged with the reason", ok, err)
+	}
+	// A snapshot file moved to another stream's name is not taken for it,
+	// nor is that stream rebuilt empty: a file in its name says it had
+	// records.
 	if err := os.Rename(filepath.Join(dir, snapshotDir, snapshotFile("room-a")), filepath.Join(dir, snapshotDir, snapshotFile("room-b"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := l.LoadSnapshot(ctx, "room-b"); ok || err != nil {
-		t.Fatalf("moved snapshot: ok %v err %v, want none", ok, err)
+	if _, ok, err := l.LoadSnapshot(ctx, "room-b"); ok || !errors.Is(err, persistence.ErrDamaged) ||
+		!strings.Contains(err.Error(), `belongs to stream "room-a"`) {
+		t.Fatalf("moved snapshot: ok %v err %v, want ErrDamaged naming the owner", ok, err)
 	}
 }
 
