@@ -187,7 +187,7 @@ func BenchmarkSeason(b *testing.B) {
 }
 
 // seasonRoom creates room i through a grain and returns its state.
-func seasonRoom(b *testing.B, deps *Deps, i int) *room.State {
+func seasonRoom(b testing.TB, deps *Deps, i int) *room.State {
 	g := newRoomGrain(deps).(*roomGrain)
 	g.id, g.log = NewRoomID(), deps.Logger
 	g.activate()

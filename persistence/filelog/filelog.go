@@ -179,6 +179,12 @@ type FS interface {
 	Sync(f *os.File) error
 }
 
+// ReaderFS is implemented by an FS that also reads the segments back (for
+// Replay); without it the log reads through the operating system.
+type ReaderFS interface {
+	ReadAt(f *os.File, b []byte, off int64) (int, error)
+}
+
 type osFS struct{}
 
 func (osFS) Write(f *os.File, b []byte) (int, error) { return f.Write(b) }
@@ -581,7 +587,7 @@ func (l *Log) replayFrames(ctx context.Context, name string, frames []frame, aft
 		buf := slab[:n:n]
 		slab = slab[n:]
 		rest -= n
-		if _, err := f.ReadAt(buf, int64(frames[i].pos)); err != nil {
+		if _, err := l.readAt(f, buf, int64(frames[i].pos)); err != nil {
 			return last, slab, rest, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
 		}
 		for _, fr := range frames[i:j] {
@@ -606,6 +612,14 @@ func (l *Log) replayFrames(ctx context.Context, name string, frames []frame, aft
 		i = j
 	}
 	return last, slab, rest, nil
+}
+
+// readAt reads a segment for Replay, through the FS when it reads.
+func (l *Log) readAt(f *os.File, b []byte, off int64) (int, error) {
+	if r, ok := l.fs.(ReaderFS); ok {
+		return r.ReadAt(f, b, off)
+	}
+	return f.ReadAt(b, off)
 }
 
 // checkFrame verifies a frame read back against what the index says of it.

@@ -10,21 +10,14 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/filelog/faultfs"
 )
 
 // flipByte flips one bit of the file's byte at pos (from the end when
 // negative).
 func flipByte(t testing.TB, path string, pos int) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pos < 0 {
-		pos += len(b)
-	}
-	b[pos] ^= 0x10
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := faultfs.FlipBit(path, pos, 0x10); err != nil {
 		t.Fatal(err)
 	}
 }
