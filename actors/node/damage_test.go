@@ -424,7 +424,40 @@ func checkVerify(t *testing.T, dir string, fsys *faultfs.FS, row faultRow) {
 		all = append(all, fmt.Sprintf("%v %s: %s", f.Damage, f.Where, f.What))
 	}
 	text := strings.Join(all, "\n")
+	t.Logf("verify: %d segments, %d frames, %d snapshots, %d streams:\n%s", v.Segments, v.Frames, v.Snapshots, v.Streams, text)
 	if !strings.Contains(text, row.verify) || v.Damaged() != row.damaged {
 		t.Fatalf("verify found (damaged %v):\n%s\nwant %q, damaged %v", v.Damaged(), text, row.verify, row.damaged)
+	}
+}
+
+// On a running node, a room whose stream is damaged answers room_unavailable
+// saying its history is damaged, and joins there are refused the same way;
+// the other rooms of the node serve.
+func TestDamagedRoomFailsAlone(t *testing.T) {
+	s := makeFaultSeason(t)
+	flipAt(t, snapshotOf(t, s.dir, s.ids[0], false), -1, 0x01)
+	flipAt(t, snapshotOf(t, s.dir, s.ids[0], true), -1, 0x01)
+	l, err := filelog.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, l)
+	defer n.Stop(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := n.Views.ByID(ctx, s.ids[0]); Unavailable(err) != ErrRoomDamaged {
+		t.Fatalf("view of the damaged room: %v, want %v", err, ErrRoomDamaged)
+	}
+	if _, err := n.Client.Join(ctx, s.ids[0]); !isDamaged(err) {
+		t.Fatalf("join in the damaged room: %v, want %v", err, ErrRoomDamaged)
+	}
+	for _, id := range s.ids[1:] {
+		r, err := n.Views.ByID(ctx, id)
+		if err != nil || !r.View.Exists {
+			t.Fatalf("room %s beside the damaged one: %+v %v", id, r, err)
+		}
+	}
+	if _, err := n.Client.Join(ctx, s.ids[2]); err != nil {
+		t.Fatalf("join beside the damaged room: %v", err)
 	}
 }
