@@ -40,8 +40,9 @@ func runLogVerify(args []string, out io.Writer) error {
 }
 
 // runLogRepair is `aditus-queue log repair --data-dir D --out D2`: it
-// copies what can be proven intact of D's log into D2's, for a node whose
-// log refuses to open; D is not changed.
+// copies what can be proven intact of D's log into D2's, with D's master
+// key and admin token hash, for a node whose log refuses to open; D is not
+// changed.
 func runLogRepair(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("log repair", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -55,6 +56,9 @@ func runLogRepair(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := copyKeyFiles(*dataDir, *to); err != nil {
+		return fmt.Errorf("copy the master key and admin token: %w", err)
+	}
 	fmt.Fprintf(out, "log %s -> %s: %d frames in %d segments, %d snapshot files copied\n", src, dst, r.Frames, r.Segments, r.Snapshots)
 	if len(r.Dropped) > 0 {
 		fmt.Fprintln(out, "left behind:")
@@ -62,7 +66,7 @@ func runLogRepair(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "the new log: %d streams\n", r.Check.Streams)
 	printFindings(out, r.Check.Findings)
-	fmt.Fprintf(out, "copy the other files of %s (keys, tokens) beside it before starting a node on %s\n", *dataDir, *to)
+	fmt.Fprintf(out, "the master key and the admin token's hash are copied too: aditus-queue serve --data-dir %s\n", *to)
 	return nil
 }
 

@@ -35,6 +35,9 @@ func TestLogVerifyAndRepair(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(data, "master.key"), []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	if err := runLog([]string{"verify", "--data-dir", data}, &out); err != nil || !strings.Contains(out.String(), "no damage found") {
 		t.Fatalf("verify of a whole log: %v\n%s", err, out.String())
@@ -64,6 +67,9 @@ func TestLogVerifyAndRepair(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "left behind") || !strings.Contains(out.String(), `stream "room-a"`) {
 		t.Fatalf("repair output:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(to, "master.key")); err != nil {
+		t.Fatalf("the master key is not beside the repaired log: %v", err)
 	}
 	l, err = filelog.Open(filepath.Join(to, "log"))
 	if err != nil {

@@ -68,12 +68,15 @@ type Log interface {
 	Replay(ctx context.Context, stream string, after int64, fn func(Record) error) (int64, error)
 
 	// SaveSnapshot stores the latest snapshot of a stream, replacing any
-	// earlier one. A snapshot is an optimisation: losing it costs a longer
-	// replay, never data.
+	// earlier one. Once retention has dropped the records a snapshot
+	// covers, the snapshot is the only copy of them.
 	SaveSnapshot(ctx context.Context, stream string, s Snapshot) error
 
 	// LoadSnapshot returns the latest snapshot of the stream; ok is false
-	// when there is none.
+	// when there is none. When no usable snapshot is left and the log no
+	// longer holds the stream from its first record, it fails with an
+	// error wrapping ErrDamaged rather than answer "none", so that the
+	// caller never rebuilds the stream from its tail.
 	LoadSnapshot(ctx context.Context, stream string) (s Snapshot, ok bool, err error)
 
 	// Close flushes and releases the log. Calls after Close fail.
