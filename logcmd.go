@@ -72,6 +72,11 @@ func printInspection(out io.Writer, dir string, in *filelog.Inspection) {
 			fmt.Fprintf(out, "  %s (%d segments)\n", n, in.Plan.Pinned[n])
 		}
 	}
+	for _, s := range in.Streams {
+		if s.Damaged != "" {
+			fmt.Fprintf(out, "DAMAGED (not served until restored): %s\n", s.Damaged)
+		}
+	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "segment\tbytes\tlast written\t")

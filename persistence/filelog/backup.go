@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -62,12 +63,25 @@ func Backup(dir, to string) (int64, error) {
 	if err := syncDir(to); err != nil {
 		return n, err
 	}
-	// The image must open: a gap or damage is found now, not at restore.
+	// The image must open whole: a gap or damage is found now, not at
+	// restore.
 	l, err := Open(to)
 	if err != nil {
 		return n, fmt.Errorf("backup check: %w", err)
 	}
-	return n, l.Close()
+	damaged := l.Damaged()
+	if err := l.Close(); err != nil {
+		return n, fmt.Errorf("backup check: %w", err)
+	}
+	if len(damaged) > 0 {
+		whys := make([]string, 0, len(damaged))
+		for _, why := range damaged {
+			whys = append(whys, why)
+		}
+		sort.Strings(whys)
+		return n, fmt.Errorf("backup check: %d damaged streams: %s", len(whys), strings.Join(whys, "; "))
+	}
+	return n, nil
 }
 
 // emptyDir makes sure dir is missing or empty.

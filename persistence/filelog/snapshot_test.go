@@ -84,6 +84,19 @@ func TestSnapshotGenerations(t *testing.T) {
 	if st := l.Stats(); st.Damaged != 1 {
 		t.Fatalf("stats %+v, want one damaged stream", st)
 	}
+	in, err := Inspect(dir, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, si := range in.Streams {
+		if (si.Name == "busy") != (si.Damaged != "") {
+			t.Fatalf("inspect: %s damaged %q", si.Name, si.Damaged)
+		}
+	}
+	// A backup is checked whole: the damage is found now, not at restore.
+	if _, err := Backup(dir, filepath.Join(t.TempDir(), "b")); err == nil || !strings.Contains(err.Error(), `stream "busy" is damaged`) {
+		t.Fatalf("backup of a log with a damaged stream: %v, want the damage named", err)
+	}
 }
 
 // A save keeps the previous generation, and a damaged newest one is not
