@@ -222,8 +222,11 @@ type faultRow struct {
 	open string
 	// rooms is each room's outcome once the log opens (after a repair
 	// where Open refuses): "exact" (the same numbers as without the
-	// fault), or what its activation error must say.
-	rooms [3]string
+	// fault), or what its activation error must say; refused is then the
+	// code its grain answers: room_unavailable for damage, which no retry
+	// mends, unavailable for a failing disk.
+	rooms   [3]string
+	refused string
 	// verify is what log verify must say, and whether it finds damage.
 	verify  string
 	damaged bool
@@ -239,8 +242,9 @@ var faultTable = []faultRow{{
 		p, i := firstFrameOf(t, dir, s.ids[1])
 		flipAt(t, p, i+len(s.ids[1])+1, 0x04) // the frame's first offset
 	},
-	open:  "frame checksum mismatch",
-	rooms: [3]string{exact, "its first record kept is 1 and no intact snapshot covers the ones before", exact},
+	open:    "frame checksum mismatch",
+	rooms:   [3]string{exact, "its first record kept is 1 and no intact snapshot covers the ones before", exact},
+	refused: CodeRoomUnavailable,
 	// The stream name in the damaged frame is read and named.
 	verify: "hold no whole frame (frame checksum mismatch) (the damaged frame names stream", damaged: true,
 }, {
@@ -251,9 +255,10 @@ var faultTable = []faultRow{{
 		p, i := firstFrameOf(t, dir, s.ids[1])
 		flipAt(t, p, i-2-8+3, 0x10) // top byte of the length
 	},
-	open:   "frame length out of range",
-	rooms:  [3]string{exact, "its first record kept is 1 and no intact snapshot covers the ones before", exact},
-	verify: "hold no whole frame (frame length out of range)", damaged: true,
+	open:    "frame length out of range",
+	rooms:   [3]string{exact, "its first record kept is 1 and no intact snapshot covers the ones before", exact},
+	refused: CodeRoomUnavailable,
+	verify:  "hold no whole frame (frame length out of range)", damaged: true,
 }, {
 	name: "bit flip in the newest snapshot",
 	inject: func(t *testing.T, dir string, s faultSeason, _ *faultfs.FS) {
@@ -267,8 +272,9 @@ var faultTable = []faultRow{{
 		flipAt(t, snapshotOf(t, dir, s.ids[0], false), -1, 0x01)
 		flipAt(t, snapshotOf(t, dir, s.ids[0], true), -1, 0x01)
 	},
-	rooms:  [3]string{"no intact snapshot covers the ones before", exact, exact},
-	verify: "cannot be recovered", damaged: true,
+	rooms:   [3]string{"no intact snapshot covers the ones before", exact, exact},
+	refused: CodeRoomUnavailable,
+	verify:  "cannot be recovered", damaged: true,
 }, {
 	name: "zero-length newest snapshot",
 	inject: func(t *testing.T, dir string, s faultSeason, _ *faultfs.FS) {
@@ -298,25 +304,28 @@ var faultTable = []faultRow{{
 			t.Fatal(err)
 		}
 	},
-	open:   "missing",
-	rooms:  [3]string{"follows offset", exact, "follows offset"},
-	verify: "segment missing", damaged: true,
+	open:    "missing",
+	rooms:   [3]string{"follows offset", exact, "follows offset"},
+	refused: CodeRoomUnavailable,
+	verify:  "segment missing", damaged: true,
 }, {
 	name: "EIO on read",
 	inject: func(t *testing.T, dir string, s faultSeason, fsys *faultfs.FS) {
 		fsys.FailRead.Store(true)
 	},
-	rooms:  [3]string{"input/output error", "input/output error", "input/output error"},
-	verify: "input/output error",
-	heal:   true,
+	rooms:   [3]string{"input/output error", "input/output error", "input/output error"},
+	refused: CodeUnavailable,
+	verify:  "input/output error",
+	heal:    true,
 }, {
 	name: "ENOSPC on write",
 	inject: func(t *testing.T, dir string, s faultSeason, fsys *faultfs.FS) {
 		fsys.FailWrite.Store(true)
 	},
-	rooms:  [3]string{"no space left on device", "event log unavailable", "event log unavailable"},
-	verify: "torn tail",
-	heal:   true,
+	rooms:   [3]string{"no space left on device", "event log unavailable", "event log unavailable"},
+	refused: CodeUnavailable,
+	verify:  "torn tail",
+	heal:    true,
 }}
 
 // TestFaultTable injects each fault into a copy of a season's log and
@@ -365,7 +374,7 @@ func TestFaultTable(t *testing.T) {
 			} else if err != nil {
 				t.Fatalf("open: %v", err)
 			}
-			checkRooms(t, l, s, row.rooms, want)
+			checkRooms(t, l, s, row.rooms, row.refused, want)
 			closeErr := l.Close()
 			if !row.heal {
 				return
@@ -381,13 +390,14 @@ func TestFaultTable(t *testing.T) {
 				t.Fatalf("reopen with the disk well: %v", err)
 			}
 			defer l.Close()
-			checkRooms(t, l, s, [3]string{exact, exact, exact}, want)
+			checkRooms(t, l, s, [3]string{exact, exact, exact}, "", want)
 		})
 	}
 }
 
-// checkRooms activates each room and checks its outcome.
-func checkRooms(t *testing.T, l persistence.Log, s faultSeason, outcomes [3]string, want map[string]string) {
+// checkRooms activates each room and checks its outcome, and the code a
+// refused room answers.
+func checkRooms(t *testing.T, l persistence.Log, s faultSeason, outcomes [3]string, refused string, want map[string]string) {
 	t.Helper()
 	for i, id := range s.ids {
 		d, err := activateRoom(l, id)
@@ -396,17 +406,10 @@ func checkRooms(t *testing.T, l persistence.Log, s faultSeason, outcomes [3]stri
 			t.Errorf("room %d: got %q (%v), want it recovered exactly: %q", i, d, err, want[id])
 		case outcomes[i] != exact && (err == nil || !strings.Contains(err.Error(), outcomes[i])):
 			t.Errorf("room %d: got %q (%v), want it refused saying %q", i, d, err, outcomes[i])
-		case outcomes[i] != exact && strings.Contains(outcomes[i], "snapshot") && !isDamaged(Unavailable(notActivatedErr(err))):
-			t.Errorf("room %d: %v is not answered as damaged", i, err)
+		case outcomes[i] != exact && notActivated(err).Code != refused:
+			t.Errorf("room %d: %v is answered %s, want %s", i, err, notActivated(err).Code, refused)
 		}
 	}
-}
-
-// notActivatedErr is the grain's answer to a request while its activation
-// fails with err, as the front receives it.
-func notActivatedErr(err error) error {
-	r := notActivated(err)
-	return &Error{Code: r.Code, Message: r.Message}
 }
 
 // checkVerify runs log verify on dir and checks what it says.
