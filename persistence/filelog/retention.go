@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// Retention. A frame may go once both of its stream's snapshot generations
-// cover it (every record of the frame at or below the older one's offset,
-// so that the previous generation can stand in for a damaged newest one) and its segment was
+// Retention. A frame may go once its stream's snapshots cover it: every
+// record of the frame at or below the offset of the older of the two
+// generations (snapshot.go), or of the only one, so that the previous
+// generation can stand in for a damaged newest one, and its segment was
 // last written longer ago than the retention window. A pass looks at every
 // sealed segment older than the window, oldest first:
 //

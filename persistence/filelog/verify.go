@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Verification is what Verify found: every frame of every segment, every
@@ -91,6 +93,11 @@ func frameAt(b []byte, pos int64) ([]byte, frameBody, error) {
 		return nil, frameBody{}, errShort
 	}
 	raw := b[pos : pos+frameHeader+int64(n)]
+	if raw[frameHeader] != kindRecords {
+		// Cheaper than the checksum, which the search for the next whole
+		// frame after damage would otherwise compute at most positions.
+		return nil, frameBody{}, errShape
+	}
 	if err := checkCRC(raw); err != nil {
 		return nil, frameBody{}, err
 	}
@@ -99,7 +106,7 @@ func frameAt(b []byte, pos int64) ([]byte, frameBody, error) {
 }
 
 // guessStream reads the stream name of a damaged frame, if it has one of a
-// plausible shape.
+// plausible shape and printable.
 func guessStream(b []byte) string {
 	if len(b) < frameHeader+2 || b[frameHeader] != kindRecords {
 		return ""
@@ -109,7 +116,13 @@ func guessStream(b []byte) string {
 	if n <= 0 || sl == 0 || sl > 1024 || sl > uint64(len(p)-n) {
 		return ""
 	}
-	return string(p[n : n+int(sl)])
+	name := string(p[n : n+int(sl)])
+	for _, r := range name {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return ""
+		}
+	}
+	return name
 }
 
 // streamCheck follows one stream's offsets through the segments as Open
