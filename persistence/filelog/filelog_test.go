@@ -424,6 +424,10 @@ func TestSnapshots(t *testing.T) {
 		!strings.Contains(err.Error(), "the log holds none of its records") {
 		t.Fatalf("damaged snapshot, records gone: ok %v err %v, want ErrDamaged with the reason", ok, err)
 	}
+	// Found so, the stream is refused from then on and counted.
+	if _, err := l.Append(ctx, "directory", []byte("x")); !errors.Is(err, persistence.ErrDamaged) || l.Damaged()["directory"] == "" {
+		t.Fatalf("append to a stream found damaged: %v (damaged %v)", err, l.Damaged())
+	}
 	// A snapshot file moved to another stream's name is not taken for it,
 	// nor is that stream rebuilt empty: a file in its name says it had
 	// records.

@@ -216,6 +216,7 @@ var generation = [2]string{"newest", "previous"}
 // offset snap (-1: none) and the records the log holds after it. claimed
 // says a snapshot file of the stream is there: without an intact one, the
 // stream had records, and a log that holds none of them cannot rebuild it.
+// A stream that cannot be rebuilt is marked damaged.
 func (l *Log) reachable(name string, snap int64, claimed bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -226,13 +227,22 @@ func (l *Log) reachable(name string, snap int64, claimed bool) error {
 			first = v.at(0).first
 		}
 	}
-	if snap < 0 && claimed && frames == 0 {
-		return damage(name, errors.New("no intact snapshot, and the log holds none of its records"))
-	}
-	if first <= snap+1 {
+	var why error
+	switch {
+	case snap < 0 && claimed && frames == 0:
+		why = errors.New("no intact snapshot, and the log holds none of its records")
+	case first > snap+1:
+		why = fmt.Errorf("records %d to %d are gone and no intact snapshot covers them", snap+1, first-1)
+	default:
 		return nil
 	}
-	return damage(name, fmt.Errorf("records %d to %d are gone and no intact snapshot covers them", snap+1, first-1))
+	// From now on the stream is refused as one found damaged at Open.
+	s := l.streamLocked(name)
+	if s.damaged == nil {
+		s.damaged = damage(name, why)
+		s.settle()
+	}
+	return s.damaged
 }
 
 // damage is the error of a stream that cannot be recovered.
