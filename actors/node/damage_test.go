@@ -334,23 +334,7 @@ var faultTable = []faultRow{{
 // log, through log repair and the repaired log.
 func TestFaultTable(t *testing.T) {
 	s := makeFaultSeason(t)
-	want := map[string]string{}
-	{
-		l, err := filelog.Open(copyTree(t, s.dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range s.ids {
-			d, err := activateRoom(l, id)
-			if err != nil {
-				t.Fatalf("room %s without a fault: %v", id, err)
-			}
-			want[id] = d
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want := faultBaseline(t, s)
 	for _, row := range faultTable {
 		t.Run(row.name, func(t *testing.T) {
 			dir := copyTree(t, s.dir)
@@ -393,6 +377,26 @@ func TestFaultTable(t *testing.T) {
 			checkRooms(t, l, s, [3]string{exact, exact, exact}, "", want)
 		})
 	}
+}
+
+// faultBaseline is what each room recovers from a copy of the season
+// without a fault.
+func faultBaseline(t *testing.T, s faultSeason) map[string]string {
+	t.Helper()
+	l, err := filelog.Open(copyTree(t, s.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	want := map[string]string{}
+	for _, id := range s.ids {
+		d, err := activateRoom(l, id)
+		if err != nil {
+			t.Fatalf("room %s without a fault: %v", id, err)
+		}
+		want[id] = d
+	}
+	return want
 }
 
 // checkRooms activates each room and checks its outcome, and the code a

@@ -128,3 +128,32 @@ func TestSnapshotRotation(t *testing.T) {
 		t.Fatalf("newest: %d %v %v", snap.Offset, ok, err)
 	}
 }
+
+// A damaged snapshot of a stream whose records are all in the log is no
+// snapshot; of one whose records the log does not hold, it is damage.
+func TestDamagedSnapshotAlone(t *testing.T) {
+	dir := t.TempDir()
+	l := mustOpen(t, dir, defaultSegmentSize)
+	defer mustClose(t, l)
+	ctx := context.Background()
+	snapshotAt(t, l, "directory", 2)
+	appendRecords(t, l, "whole", 0, 3)
+	snapshotAt(t, l, "whole", 2)
+	flip := func(stream string) { flipByte(t, filepath.Join(dir, snapshotDir, snapshotFile(stream)), -1) }
+	flip("whole")
+	if _, ok, err := l.LoadSnapshot(ctx, "whole"); ok || err != nil {
+		t.Fatalf("damaged snapshot: ok %v err %v, want none", ok, err)
+	}
+	// One whose records 0..2 the log does not hold (here: never did) cannot
+	// be rebuilt: it is damaged, not empty.
+	flip("directory")
+	if _, ok, err := l.LoadSnapshot(ctx, "directory"); ok || !errors.Is(err, persistence.ErrDamaged) ||
+		!strings.Contains(err.Error(), "newest snapshot checksum mismatch; previous snapshot missing") ||
+		!strings.Contains(err.Error(), "the log holds none of its records") {
+		t.Fatalf("damaged snapshot, records gone: ok %v err %v, want ErrDamaged with the reason", ok, err)
+	}
+	// Found so, the stream is refused from then on and counted.
+	if _, err := l.Append(ctx, "directory", []byte("x")); !errors.Is(err, persistence.ErrDamaged) || l.Damaged()["directory"] == "" {
+		t.Fatalf("append to a stream found damaged: %v (damaged %v)", err, l.Damaged())
+	}
+}
