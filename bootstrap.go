@@ -91,6 +91,9 @@ func (b *bootstrap) startNode(ctx context.Context) error {
 	if fl, ok := b.elog.(*filelog.Log); ok {
 		diskGauges(b.reg, fl)
 		b.roomGuard = freeSpaceGuard(fl, c.MinFreeDisk)
+		for stream, why := range fl.Damaged() {
+			b.logger.Error("stream damaged: its room is not served until restored (aditus-queue log verify names the damage)", "stream", stream, "reason", why)
+		}
 	}
 	actorLog := b.logger.With("component", "protoactor")
 	if c.LogLevel != "debug" {

@@ -68,6 +68,9 @@ func diskGauges(reg prometheus.Registerer, l *filelog.Log) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_log_index_bytes",
 			Help: "Memory the embedded event log's index takes (it grows with the records kept)."},
 			func() float64 { return float64(l.Stats().IndexBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_log_streams_damaged",
+			Help: "Streams of the embedded event log found damaged at start: their rooms answer 503 room_unavailable until restored."},
+			func() float64 { return float64(l.Stats().Damaged) }),
 	)
 }
 

@@ -16,12 +16,21 @@ import (
 // maxStreamsShown bounds the stream table of `log inspect`.
 const maxStreamsShown = 50
 
+const logUsage = "usage: aditus-queue log inspect --data-dir D [--log-retention 7d] | log verify --data-dir D | log repair --data-dir D --out D2"
+
 // runLog is `aditus-queue log inspect --data-dir D`: what the embedded log
 // holds and what retention would give back. It reads without locking, so it
-// runs beside the node.
+// runs beside the node. `log verify` and `log repair` check and salvage
+// (logcheck.go).
 func runLog(args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "verify" {
+		return runLogVerify(args[1:], out)
+	}
+	if len(args) > 0 && args[0] == "repair" {
+		return runLogRepair(args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "inspect" {
-		return errors.New("usage: aditus-queue log inspect --data-dir D [--log-retention 7d]")
+		return errors.New(logUsage)
 	}
 	fs := flag.NewFlagSet("log inspect", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -61,6 +70,11 @@ func printInspection(out io.Writer, dir string, in *filelog.Inspection) {
 		fmt.Fprintln(out, "streams whose records no snapshot covers, in segments older than the window:")
 		for _, n := range names {
 			fmt.Fprintf(out, "  %s (%d segments)\n", n, in.Plan.Pinned[n])
+		}
+	}
+	for _, s := range in.Streams {
+		if s.Damaged != "" {
+			fmt.Fprintf(out, "DAMAGED (not served until restored): %s\n", s.Damaged)
 		}
 	}
 	fmt.Fprintln(out)

@@ -18,6 +18,13 @@ import (
 // with 503 and retry; they never guess a result.
 var ErrUnavailable = errors.New("event log unavailable")
 
+// ErrDamaged is wrapped by errors meaning a stream's stored history is
+// damaged beyond what the log can rebuild (its snapshots are bad and the
+// records they covered are gone, or its offsets jump). Retrying does not
+// help: the stream is refused, never rebuilt from what is left, until it
+// is restored from a backup. Other streams are not affected.
+var ErrDamaged = errors.New("stream damaged")
+
 // Record is one event of a stream as it stands in the log.
 type Record struct {
 	Offset int64
@@ -61,12 +68,15 @@ type Log interface {
 	Replay(ctx context.Context, stream string, after int64, fn func(Record) error) (int64, error)
 
 	// SaveSnapshot stores the latest snapshot of a stream, replacing any
-	// earlier one. A snapshot is an optimisation: losing it costs a longer
-	// replay, never data.
+	// earlier one. Once retention has dropped the records a snapshot
+	// covers, the snapshot is the only copy of them.
 	SaveSnapshot(ctx context.Context, stream string, s Snapshot) error
 
 	// LoadSnapshot returns the latest snapshot of the stream; ok is false
-	// when there is none.
+	// when there is none. When no usable snapshot is left and the log no
+	// longer holds the stream from its first record, it fails with an
+	// error wrapping ErrDamaged rather than answer "none", so that the
+	// caller never rebuilds the stream from its tail.
 	LoadSnapshot(ctx context.Context, stream string) (s Snapshot, ok bool, err error)
 
 	// Close flushes and releases the log. Calls after Close fail.

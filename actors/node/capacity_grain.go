@@ -75,8 +75,10 @@ type capacityGrain struct {
 	j     journal
 	ready bool
 	dead  bool
-	since int
-	pow   capacity.PowCounter
+	// failed is why the last activation failed.
+	failed error
+	since  int
+	pow    capacity.PowCounter
 }
 
 func newCapacityGrain(d *Deps) actor.Actor { return &capacityGrain{deps: d} }
@@ -110,6 +112,7 @@ func (g *capacityGrain) activate() {
 			t.Apply(off, e)
 			return nil
 		})
+	g.failed = err
 	if err != nil {
 		g.log.Warn("capacity room activation failed", "error", err)
 		return
@@ -127,7 +130,7 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 	if !g.ready {
 		g.activate()
 		if !g.ready {
-			ctx.Respond(errResponse(persistence.ErrUnavailable))
+			ctx.Respond(notActivated(g.failed))
 			return
 		}
 	}

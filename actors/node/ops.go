@@ -89,7 +89,9 @@ const (
 	CodeClusterUnavailable = "cluster_unavailable"
 	// CodeRoomUnavailable: this node cannot open the room's keys (its
 	// master key differs from the members'), so it serves the room not at
-	// all rather than with empty keys (roomkeys.go).
+	// all rather than with empty keys (roomkeys.go); or the room's stored
+	// history is damaged, and it is not served rather than rebuilt from
+	// what is left (damaged.go).
 	CodeRoomUnavailable = "room_unavailable"
 	// CodeBusy: a bound on work waiting for the room is reached (the
 	// room's write queue, or the joins a front gathers for one room);

@@ -27,11 +27,15 @@ var ErrClusterUnavailable = &Error{Code: CodeClusterUnavailable, Message: "No se
 
 // Unavailable is the answer to a room lookup that failed with err:
 // ErrClusterUnavailable while no member is reachable, ErrRoomUnavailable
-// when this node cannot open the room's keys, ErrUnavailable otherwise.
+// when this node cannot open the room's keys, ErrRoomDamaged when the
+// room's grain cannot rebuild its damaged history, ErrUnavailable
+// otherwise.
 func Unavailable(err error) *Error {
 	switch {
 	case IsCode(err, CodeClusterUnavailable):
 		return ErrClusterUnavailable
+	case isDamaged(err):
+		return ErrRoomDamaged
 	case IsCode(err, CodeRoomUnavailable):
 		return ErrRoomUnavailable
 	}

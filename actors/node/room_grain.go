@@ -51,6 +51,7 @@ type roomGrain struct {
 	ready     bool
 	stopped   bool
 	lastTry   time.Time
+	failed    error // why the last activation failed
 	secret    []byte
 	ticketKey []byte
 
@@ -141,6 +142,7 @@ func (g *roomGrain) activate() {
 		return nil
 	})
 	g.writes = writePipeline{j: j, limit: g.deps.WriteQueue, now: func() int64 { return g.now().UnixNano() }, start: g.startWrite}
+	g.failed = err
 	if err != nil {
 		g.log.Warn("activation failed", "error", err)
 		return
@@ -196,7 +198,7 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 			g.activate()
 		}
 		if !g.ready {
-			ctx.Respond(errResponse(persistence.ErrUnavailable))
+			ctx.Respond(notActivated(g.failed))
 			return
 		}
 	}

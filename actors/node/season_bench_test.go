@@ -187,7 +187,7 @@ func BenchmarkSeason(b *testing.B) {
 }
 
 // seasonRoom creates room i through a grain and returns its state.
-func seasonRoom(b *testing.B, deps *Deps, i int) *room.State {
+func seasonRoom(b testing.TB, deps *Deps, i int) *room.State {
 	g := newRoomGrain(deps).(*roomGrain)
 	g.id, g.log = NewRoomID(), deps.Logger
 	g.activate()
@@ -196,7 +196,7 @@ func seasonRoom(b *testing.B, deps *Deps, i int) *room.State {
 	}
 	now := deps.Now().UnixNano()
 	evs, err := g.st.DecideCreate(room.Config{Slug: "season-" + strconv.Itoa(i), Name: "Season", RatePerMinute: 60000, Active: true},
-		deps.Sealer.Seal([]byte("secret"), []byte("room:"+g.id+":secret")),
+		deps.Sealer.Seal([]byte(newSecret()), []byte("room:"+g.id+":secret")),
 		deps.Sealer.Seal(randomBytes(32), []byte("room:"+g.id+":ticket")), now, "admin", room.DrawKey{})
 	if err != nil {
 		b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -62,12 +63,29 @@ func Backup(dir, to string) (int64, error) {
 	if err := syncDir(to); err != nil {
 		return n, err
 	}
-	// The image must open: a gap or damage is found now, not at restore.
+	return n, checkImage(to)
+}
+
+// checkImage opens the image: a gap or damage is found now, not at
+// restore, and a damaged stream fails the check as a gap does.
+func checkImage(to string) error {
 	l, err := Open(to)
 	if err != nil {
-		return n, fmt.Errorf("backup check: %w", err)
+		return fmt.Errorf("backup check: %w", err)
 	}
-	return n, l.Close()
+	damaged := l.Damaged()
+	if err := l.Close(); err != nil {
+		return fmt.Errorf("backup check: %w", err)
+	}
+	if len(damaged) == 0 {
+		return nil
+	}
+	whys := make([]string, 0, len(damaged))
+	for _, why := range damaged {
+		whys = append(whys, why)
+	}
+	sort.Strings(whys)
+	return fmt.Errorf("backup check: %d damaged streams: %s", len(whys), strings.Join(whys, "; "))
 }
 
 // emptyDir makes sure dir is missing or empty.

@@ -25,8 +25,11 @@
 // began, is damage to acknowledged data: Open refuses with an error wrapping
 // ErrCorrupt instead of silently dropping what follows.
 //
-// Snapshots live beside the log, one file per stream in snapshots/, each
-// written to a temporary file, fsynced and renamed into place.
+// Snapshots live beside the log, two generations per stream in snapshots/,
+// each written to a temporary file, fsynced and renamed into place. A
+// stream that neither generation nor the log can rebuild, or whose offsets
+// jump, is damaged: Open names it and goes on, and only that stream refuses
+// to be read or written (ErrDamaged, snapshot.go).
 //
 // A directory is used by one process at a time (an exclusive lock on its
 // LOCK file, where the platform has flock).
@@ -113,7 +116,14 @@ type Log struct {
 type stream struct {
 	next int64 // next offset to hand out, pending appends included
 	idx  index // durable frames
-	snap int64 // offset the stored snapshot covers; -1 without one
+	// gens are the offsets the newest and the previous snapshot cover, -1
+	// for a generation missing or damaged; snap is the newer of the two
+	// and cover the older intact one: what retention may drop (-1: none).
+	gens        [2]int64
+	snap, cover int64
+	// damaged says why the stream cannot be recovered (snapshot.go); such
+	// a stream is neither read nor written.
+	damaged error
 
 	snapMu sync.Mutex // serialises SaveSnapshot, so the last call's snapshot is the one left
 }
@@ -167,6 +177,12 @@ type Options struct {
 type FS interface {
 	Write(f *os.File, b []byte) (int, error)
 	Sync(f *os.File) error
+}
+
+// ReaderFS is implemented by an FS that also reads the segments back (for
+// Replay); without it the log reads through the operating system.
+type ReaderFS interface {
+	ReadAt(f *os.File, b []byte, off int64) (int, error)
 }
 
 type osFS struct{}
@@ -248,10 +264,22 @@ func (l *Log) newBatchLocked() *batch {
 func (l *Log) streamLocked(name string) *stream {
 	s := l.streams[name]
 	if s == nil {
-		s = &stream{snap: -1}
+		s = &stream{snap: -1, cover: -1, gens: [2]int64{-1, -1}}
 		l.streams[name] = s
 	}
 	return s
+}
+
+// settle derives snap and cover from the generations.
+func (s *stream) settle() {
+	s.snap = max(s.gens[0], s.gens[1])
+	s.cover = s.snap
+	if s.gens[0] >= 0 && s.gens[1] >= 0 {
+		s.cover = min(s.gens[0], s.gens[1])
+	}
+	if s.damaged != nil {
+		s.cover = -1 // what is left stays, for whoever restores it
+	}
 }
 
 // Append implements persistence.Log. The records become one frame, fsynced
@@ -300,6 +328,11 @@ func (l *Log) Append(ctx context.Context, name string, data ...[]byte) ([]int64,
 		l.mu.Lock()
 	}
 	s := l.streamLocked(name)
+	if s.damaged != nil {
+		err := s.damaged
+		l.mu.Unlock()
+		return nil, fmt.Errorf("append to %s: %w", name, err)
+	}
 	first := s.next
 	s.next += int64(len(data))
 	if l.tailPos+int64(size) > l.segLimit && l.tailPos > headerSize {
@@ -493,6 +526,10 @@ func (l *Log) Replay(ctx context.Context, name string, after int64, fn func(pers
 	}
 	var v view
 	if s := l.streams[name]; s != nil {
+		if s.damaged != nil {
+			l.mu.Unlock()
+			return after, fmt.Errorf("replay %s: %w", name, s.damaged)
+		}
 		v = s.idx.viewLocked()
 	}
 	l.mu.Unlock()
@@ -550,7 +587,7 @@ func (l *Log) replayFrames(ctx context.Context, name string, frames []frame, aft
 		buf := slab[:n:n]
 		slab = slab[n:]
 		rest -= n
-		if _, err := f.ReadAt(buf, int64(frames[i].pos)); err != nil {
+		if _, err := l.readAt(f, buf, int64(frames[i].pos)); err != nil {
 			return last, slab, rest, fmt.Errorf("replay %s: read segment %d at %d: %w", name, frames[i].seg, frames[i].pos, err)
 		}
 		for _, fr := range frames[i:j] {
@@ -575,6 +612,14 @@ func (l *Log) replayFrames(ctx context.Context, name string, frames []frame, aft
 		i = j
 	}
 	return last, slab, rest, nil
+}
+
+// readAt reads a segment for Replay, through the FS when it reads.
+func (l *Log) readAt(f *os.File, b []byte, off int64) (int, error) {
+	if r, ok := l.fs.(ReaderFS); ok {
+		return r.ReadAt(f, b, off)
+	}
+	return f.ReadAt(b, off)
 }
 
 // checkFrame verifies a frame read back against what the index says of it.

@@ -35,6 +35,8 @@ type StreamInfo struct {
 	Bytes       int64 // of its frames
 	// Snapshot is the offset its snapshot covers, -1 without one.
 	Snapshot int64
+	// Damaged says why the stream cannot be recovered; empty when it can.
+	Damaged string
 }
 
 // Inspect reads the log in dir without locking or changing it, so it can
@@ -70,6 +72,9 @@ func Inspect(dir string, retention time.Duration, now time.Time) (*Inspection, e
 	}
 	for name, s := range l.streams {
 		si := StreamInfo{Name: name, First: -1, Next: s.next, Snapshot: s.snap, Frames: s.idx.frameCount()}
+		if s.damaged != nil {
+			si.Damaged = s.damaged.Error()
+		}
 		v := s.idx.viewLocked()
 		if v.len() > 0 {
 			si.First = v.at(0).first
@@ -91,6 +96,8 @@ func Inspect(dir string, retention time.Duration, now time.Time) (*Inspection, e
 type Stats struct {
 	Streams, Frames int
 	IndexBytes      int64
+	// Damaged counts the streams found damaged at Open (snapshot.go).
+	Damaged int
 }
 
 // Stats reports the log's streams, frames and index memory.
@@ -101,6 +108,23 @@ func (l *Log) Stats() Stats {
 	for _, s := range l.streams {
 		st.Frames += s.idx.frameCount()
 		st.IndexBytes += s.idx.memory()
+		if s.damaged != nil {
+			st.Damaged++
+		}
 	}
 	return st
+}
+
+// Damaged lists, by stream, why each stream found damaged at Open cannot be
+// recovered. Those streams are refused; the others serve.
+func (l *Log) Damaged() map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]string{}
+	for name, s := range l.streams {
+		if s.damaged != nil {
+			out[name] = s.damaged.Error()
+		}
+	}
+	return out
 }

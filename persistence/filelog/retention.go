@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// Retention. A frame may go once its stream's snapshot covers it (every
-// record of the frame at or below the snapshot's offset) and its segment was
+// Retention. A frame may go once its stream's snapshots cover it: every
+// record of the frame at or below the offset of the older of the two
+// generations (snapshot.go), or of the only one, so that the previous
+// generation can stand in for a damaged newest one, and its segment was
 // last written longer ago than the retention window. A pass looks at every
 // sealed segment older than the window, oldest first:
 //
@@ -92,12 +94,12 @@ func (l *Log) plan(now time.Time) []segPlan {
 		for i := 0; i < v.len(); i++ {
 			b := v.at(i)
 			p := byNum[b.seg]
-			if p == nil || b.next-1 <= s.snap {
+			if p == nil || b.next-1 <= s.cover {
 				continue
 			}
 			buf = b.frames(buf[:0])
 			for _, f := range buf {
-				if f.first+int64(f.count)-1 > s.snap {
+				if f.first+int64(f.count)-1 > s.cover {
 					p.live = append(p.live, liveFrame{s, f})
 					p.bytes += int64(f.size)
 				}

@@ -179,13 +179,10 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 			// ones its snapshot covers.
 			s.next = fb.first
 		}
-		if fb.first != s.next {
-			// Whole and checksummed, yet out of order: not a torn write.
-			return 0, fmt.Errorf("open log %s: segment %d at %d: stream %q jumps from offset %d to %d: %w",
-				l.dir, seg, pos, fb.stream, s.next, fb.first, ErrCorrupt)
+		if fb.first == s.next || l.jump(s, string(fb.stream), seg, pos, fb.first) {
+			s.idx.add(frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
+			s.next = fb.first + int64(fb.count)
 		}
-		s.idx.add(frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
-		s.next += int64(fb.count)
 		pos += int64(len(fr))
 	}
 	if why == nil {
@@ -198,6 +195,23 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 		return pos, nil // a torn tail, or a frame being written now
 	}
 	return l.cut(f, seg, pos)
+}
+
+// jump records a frame that is whole and checksummed yet does not follow
+// its stream's last one: records are missing (or repeated). That is no torn
+// write but damage to this stream alone, which is marked damaged and
+// refused from then on (snapshot.go); the other streams open. It reports
+// whether the frame is to be indexed: a frame going back is not.
+func (l *Log) jump(s *stream, name string, seg uint32, pos, first int64) bool {
+	why := fmt.Errorf("segment %d at %d: offset %d follows offset %d", seg, pos, first, s.next-1)
+	if s.idx.frameCount() == 0 {
+		why = fmt.Errorf("segment %d at %d: its first record kept is %d and no intact snapshot covers the ones before", seg, pos, first)
+	}
+	if s.damaged == nil {
+		s.damaged = damage(name, why)
+		s.settle()
+	}
+	return first > s.next
 }
 
 // cut truncates the last segment to its last good frame, so that new

@@ -49,7 +49,15 @@ func (s *Server) health() (int, map[string]any) {
 		return http.StatusServiceUnavailable, map[string]any{"status": "unhealthy",
 			"reason": "the event log failed (the disk refused a write or an fsync); joins are refused and the node restarts"}
 	}
-	return http.StatusOK, Health(s.views)
+	body := Health(s.views)
+	if n := s.node.DamagedStreams(); n > 0 {
+		reason := strconv.Itoa(n) + " stream(s) of the event log are damaged: their rooms are not served until restored from a backup (aditus-queue log verify names them)"
+		if r, ok := body["reason"].(string); ok {
+			reason = r + "; " + reason
+		}
+		body["status"], body["streamsDamaged"], body["reason"] = "degraded", n, reason
+	}
+	return http.StatusOK, body
 }
 
 // Health is the /queue/healthz answer of a node holding views: ok, or

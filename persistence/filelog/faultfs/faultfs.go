@@ -16,6 +16,25 @@ type FS struct {
 	// FailWrite makes every write stop half-way with ENOSPC, as a full
 	// disk leaves it.
 	FailWrite atomic.Bool
+	// FailRead makes every read of a segment by Replay fail with EIO, as
+	// a bad sector does.
+	FailRead atomic.Bool
+}
+
+// ReadFile implements filelog.FileReader (for VerifyWith).
+func (f *FS) ReadFile(path string) ([]byte, error) {
+	if f.FailRead.Load() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EIO}
+	}
+	return os.ReadFile(path)
+}
+
+// ReadAt implements filelog.ReaderFS.
+func (f *FS) ReadAt(file *os.File, b []byte, off int64) (int, error) {
+	if f.FailRead.Load() {
+		return 0, syscall.EIO
+	}
+	return file.ReadAt(b, off)
 }
 
 // Write implements filelog.FS.
@@ -33,4 +52,18 @@ func (f *FS) Sync(file *os.File) error {
 		return syscall.EIO
 	}
 	return file.Sync()
+}
+
+// FlipBit flips bit (a mask) of the byte at pos of the file, counted from
+// the end when negative, as rot on the disk does.
+func FlipBit(path string, pos int, bit byte) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if pos < 0 {
+		pos += len(b)
+	}
+	b[pos] ^= bit
+	return os.WriteFile(path, b, 0o600)
 }
