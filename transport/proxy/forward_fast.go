@@ -105,7 +105,7 @@ func (f *fastForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp.SkipBody = true
 	}
 	if err := f.client.Do(req, resp); err != nil {
-		f.h.upstreamFailed(w, f.upstream, err)
+		f.h.upstreamFailed(w, r, f.upstream, err)
 		return
 	}
 	f.answer(w, r, resp)
@@ -131,7 +131,7 @@ func (f *fastForwarder) request(req *fasthttp.Request, r *http.Request) {
 		named = connectionTokens(c)
 	}
 	for k, vv := range r.Header {
-		if dropRequestHeader(k) || isHop(k, named) {
+		if dropRequestHeader(k) || isHop(k, named) || framingAlias(k) {
 			continue
 		}
 		for _, v := range vv {

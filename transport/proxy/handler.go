@@ -179,6 +179,7 @@ func (h *Handler) flushLoop() {
 // longest path prefix, lets bypassed requests through untouched, runs the
 // waiting rooms that apply in order, then serves the location.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	closeIfUnsure(w, r)
 	host := r.Host
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		host = hh
