@@ -67,6 +67,9 @@ type framingRig struct {
 	up   *rawUpstream
 	addr string
 	stop func()
+	// transport is the standard client's (the fast client uses it for
+	// protocol upgrades).
+	transport *http.Transport
 
 	mu      sync.Mutex
 	decided []decision
@@ -108,8 +111,9 @@ func newFramingRig(t testing.TB, vs visitorServer, fw Forwarding) *framingRig {
 		t.Fatal(err)
 	}
 	store := &tableStore{tables: map[string]*capacity.Table{}}
+	tr := stdTransport(10*time.Second, nil)
 	h, err := New(cfg, Options{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Forwarding: fw, UpstreamTimeout: 10 * time.Second})
+		Forwarding: fw, UpstreamTimeout: 10 * time.Second, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +121,7 @@ func newFramingRig(t testing.TB, vs visitorServer, fw Forwarding) *framingRig {
 	if _, err := store.Check(context.Background(), g.id, g.room.Settings, "someone-inside"); err != nil {
 		t.Fatal(err)
 	}
-	rig := &framingRig{h: h, up: up}
+	rig := &framingRig{h: h, up: up, transport: tr}
 	for _, routes := range h.hosts {
 		for _, rt := range routes {
 			rt.next = rig.record(rt.next)
@@ -225,7 +229,7 @@ func isReset(err error) bool {
 func (rig *framingRig) finish(t testing.TB) {
 	t.Helper()
 	rig.stop()
-	rig.up.wait(t)
+	rig.up.wait(t, rig.transport.CloseIdleConnections)
 	rig.h.Close()
 }
 
@@ -337,15 +341,25 @@ func (u *rawUpstream) serve(c net.Conn) {
 }
 
 // wait returns once every connection the proxy opened has ended, and
-// stops accepting more.
-func (u *rawUpstream) wait(t testing.TB) {
+// stops accepting more. Meanwhile it calls closeIdle now and then: the
+// standard client keeps a connection it dialed for a request that was
+// cancelled (a visitor gone) for the next request, unused.
+func (u *rawUpstream) wait(t testing.TB, closeIdle func()) {
 	t.Helper()
 	ended := make(chan struct{})
 	go func() { u.conns.Wait(); close(ended) }()
-	select {
-	case <-ended:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the proxy kept an upstream connection open after the upstream asked to close it")
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(20 * time.Second)
+	for done := false; !done; {
+		closeIdle()
+		select {
+		case <-ended:
+			done = true
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("the proxy kept an upstream connection open after the upstream asked to close it")
+		}
 	}
 	u.ln.Close()
 	<-u.done

@@ -81,6 +81,8 @@ var framingRows = []framingRow{
 	refused("TE vertical tab", "POST / HTTP/1.1\r\n"+host+"Transfer-Encoding:\x0bchunked\r\n\r\n0\r\n\r\n", 400),
 	// net/http joins a folded line to the one before it.
 	refused("TE folded", "POST / HTTP/1.1\r\n"+host+"Transfer-Encoding: identity\r\n chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", 501),
+	{name: "folded header", req: "GET /fold HTTP/1.1\r\n" + host + "X-A: one\r\n two\r\n\r\n", open: true,
+		want: []int{200}, fwd: []string{"GET /fold 0"}},
 	refused("folded header first", "POST / HTTP/1.1\r\n Transfer-Encoding: chunked\r\n"+host+"\r\n0\r\n\r\n", 400),
 	{name: "TE with an underscore", req: "POST / HTTP/1.1\r\n" + host + "Transfer_Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
 		open: true, want: []int{200}, fwd: []string{"POST / 5"}, absent: []string{"Transfer_encoding"}},
