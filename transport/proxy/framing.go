@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // The framing rule: the proxy never passes on the visitor's framing. The
@@ -47,7 +48,9 @@ func framingAlias(k string) bool {
 // as the visitor's rather than the upstream's.
 type visitorBody struct {
 	io.ReadCloser
-	failed bool
+	// failed is set by the client's writer, which may still run when
+	// the forwarding fails for another reason.
+	failed atomic.Bool
 }
 
 // bodyError is an error reading the visitor's body.
@@ -59,7 +62,7 @@ func (e *bodyError) Unwrap() error { return e.err }
 func (b *visitorBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
-		b.failed = true
+		b.failed.Store(true)
 		err = &bodyError{err}
 	}
 	return n, err
@@ -79,7 +82,7 @@ func watchBody(next http.Handler) http.Handler {
 // reading r's body failed: the request cannot be forwarded whole,
 // whatever the upstream did with its start.
 func badBody(r *http.Request, err error) bool {
-	if b, ok := r.Body.(*visitorBody); ok && b.failed {
+	if b, ok := r.Body.(*visitorBody); ok && b.failed.Load() {
 		return true
 	}
 	var be *bodyError

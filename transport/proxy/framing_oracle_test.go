@@ -140,9 +140,10 @@ func (rig *framingRig) record(next http.Handler) http.Handler {
 			r.Body = body
 		}
 		next.ServeHTTP(w, r)
-		d := decision{key: r.Method + " " + pathQuery(r.URL.Path, r.URL.RawQuery), body: body.n,
+		n, eof, err := body.state()
+		d := decision{key: r.Method + " " + pathQuery(r.URL.Path, r.URL.RawQuery), body: n,
 			left: r.Context().Err() != nil}
-		if body.err != nil || r.ContentLength > 0 && body.n != r.ContentLength || r.ContentLength < 0 && !body.eof {
+		if err != nil || r.ContentLength > 0 && n != r.ContentLength || r.ContentLength < 0 && !eof {
 			d.body = -1
 		}
 		rig.mu.Lock()
@@ -158,15 +159,27 @@ func pathQuery(path, query string) string {
 	return path
 }
 
+// countingBody counts what the forwarding read of a body; the standard
+// client may still be reading it (its end) after the handler returned.
 type countingBody struct {
 	io.ReadCloser
+	mu  sync.Mutex
 	n   int64
 	eof bool
 	err error
 }
 
+// state is what was read so far.
+func (b *countingBody) state() (n int64, eof bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n, b.eof, b.err
+}
+
 func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.n += int64(n)
 	switch {
 	case err == io.EOF:
@@ -275,11 +288,11 @@ func (rig *framingRig) check(t testing.TB) []string {
 // until the proxy closes: whatever the proxy sent after the end of a
 // request, as the upstream frames it, is read as further requests.
 type rawUpstream struct {
-	ln    net.Listener
-	conns sync.WaitGroup
-	done  chan struct{}
+	ln   net.Listener
+	done chan struct{}
 
 	mu     sync.Mutex
+	active int // connections being served
 	seen   []upRequest
 	faulty []string
 }
@@ -306,7 +319,9 @@ func newRawUpstream(t testing.TB) *rawUpstream {
 			if err != nil {
 				return
 			}
-			u.conns.Add(1)
+			u.mu.Lock()
+			u.active++
+			u.mu.Unlock()
 			go u.serve(c)
 		}
 	}()
@@ -315,8 +330,12 @@ func newRawUpstream(t testing.TB) *rawUpstream {
 }
 
 func (u *rawUpstream) serve(c net.Conn) {
-	defer u.conns.Done()
-	defer c.Close()
+	defer func() {
+		c.Close()
+		u.mu.Lock()
+		u.active--
+		u.mu.Unlock()
+	}()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	br := bufio.NewReaderSize(c, 4<<20)
 	for {
@@ -343,26 +362,34 @@ func (u *rawUpstream) serve(c net.Conn) {
 // wait returns once every connection the proxy opened has ended, and
 // stops accepting more. Meanwhile it calls closeIdle now and then: the
 // standard client keeps a connection it dialed for a request that was
-// cancelled (a visitor gone) for the next request, unused.
+// cancelled (a visitor gone, a body failed) for the next request, unused,
+// and may finish dialing it after the request ended.
 func (u *rawUpstream) wait(t testing.TB, closeIdle func()) {
 	t.Helper()
-	ended := make(chan struct{})
-	go func() { u.conns.Wait(); close(ended) }()
-	tick := time.NewTicker(20 * time.Millisecond)
+	u.drain(t, closeIdle)
+	u.ln.Close()
+	<-u.done
+	u.drain(t, closeIdle)
+}
+
+func (u *rawUpstream) drain(t testing.TB, closeIdle func()) {
+	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(20 * time.Second)
-	for done := false; !done; {
+	for {
 		closeIdle()
+		u.mu.Lock()
+		n := u.active
+		u.mu.Unlock()
+		if n == 0 {
+			return
+		}
 		select {
-		case <-ended:
-			done = true
 		case <-tick.C:
 		case <-deadline:
 			t.Fatal("the proxy kept an upstream connection open after the upstream asked to close it")
 		}
 	}
-	u.ln.Close()
-	<-u.done
 }
 
 func (u *rawUpstream) requests() []upRequest {
