@@ -260,6 +260,9 @@ func (rig *framingRig) check(t testing.TB) []string {
 	var seen []string
 	for _, u := range rig.up.requests() {
 		seen = append(seen, u.String())
+		if h := u.header.Get("Host"); !strings.EqualFold(strings.TrimRight(h, ":0123456789"), "shop.test") {
+			t.Errorf("the upstream saw %q for Host %q, the gate decides for shop.test only", u, h)
+		}
 		i := slices.IndexFunc(decided, func(d decision) bool {
 			return d.key == u.key && (d.body == u.body || d.left || d.body < 0 || u.body < 0)
 		})

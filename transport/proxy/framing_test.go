@@ -168,6 +168,8 @@ var framingRows = []framingRow{
 		want: []int{200}, fwd: []string{"GET /abs?x=1 0"}},
 	{name: "absolute-form to the full room", req: "GET http://shop.test/checkout HTTP/1.1\r\nHost: other.test\r\n\r\n", open: true,
 		want: []int{wait}},
+	{name: "absolute-form over another Host", req: "GET http://shop.test/abs HTTP/1.1\r\nHost: other.test\r\n\r\n", open: true,
+		want: []int{200}, fwd: []string{"GET /abs 0"}},
 	{name: "absolute-form names the host", req: "GET http://other.test/ HTTP/1.1\r\n" + host + "\r\n", open: true,
 		want: []int{404}},
 	{name: "asterisk-form OPTIONS", req: "OPTIONS * HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{200}},
