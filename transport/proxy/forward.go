@@ -122,9 +122,9 @@ func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, upstrea
 func (h *Handler) forwarder(upstream *url.URL, fr *front, o Options) http.Handler {
 	std := h.stdForwarder(upstream, fr, o)
 	if o.Forwarding == ForwardStd {
-		return watchBody(std)
+		return framed(std)
 	}
-	return watchBody(newFastForwarder(h, upstream, fr, o, std))
+	return framed(newFastForwarder(h, upstream, fr, o, std))
 }
 
 // stdForwarder is httputil.ReverseProxy with the front's rewrite, the

@@ -68,9 +68,16 @@ func (b *visitorBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// watchBody puts r's body, if any, in a visitorBody.
-func watchBody(next http.Handler) http.Handler {
+// framed is next with r's body, if any, in a visitorBody, and a protocol
+// upgrade other than WebSocket's removed: after a 101 answer the visitor
+// connection is a tunnel to the upstream, and an upgrade to h2c would let
+// the visitor send the upstream any request over it, none of them seen by
+// the gate. Without its Upgrade header the request is an ordinary one.
+func framed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isUpgrade(r) && !isWebSocket(r) {
+			r.Header.Del("Upgrade")
+		}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = &visitorBody{ReadCloser: r.Body}
 		}
@@ -87,4 +94,10 @@ func badBody(r *http.Request, err error) bool {
 	}
 	var be *bodyError
 	return errors.As(err, &be)
+}
+
+// isWebSocket reports whether r's Upgrade asks for WebSocket alone.
+func isWebSocket(r *http.Request) bool {
+	u := r.Header["Upgrade"]
+	return len(u) == 1 && strings.EqualFold(strings.TrimSpace(u[0]), "websocket")
 }

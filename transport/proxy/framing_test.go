@@ -179,6 +179,13 @@ var framingRows = []framingRow{
 	{name: "hop-by-hop headers", req: "GET /hop HTTP/1.1\r\n" + host + "Connection: keep-alive, X-Secret\r\nX-Secret: 1\r\n" +
 		"Keep-Alive: timeout=5\r\nProxy-Connection: keep-alive\r\nTE: gzip\r\nProxy-Authorization: Basic eDp5\r\nUpgrade: h2c\r\nTrailer: X-T\r\n\r\n",
 		open: true, want: []int{200}, fwd: []string{"GET /hop 0"}, absent: []string{"X-Secret", "Trailer"}},
+
+	// Protocol upgrades: only WebSocket's is passed on; an h2c upgrade
+	// would make the connection a tunnel to the upstream past the gate.
+	{name: "h2c upgrade", req: "GET /up HTTP/1.1\r\n" + host + "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n" +
+		"HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", open: true, want: []int{200}, fwd: []string{"GET /up 0"},
+		absent: []string{"Http2-Settings"}},
+	{name: "CONNECT", req: "CONNECT shop.test:443 HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{404}},
 }
 
 // TestFramingTable sends each row over a raw connection to a real proxy,
