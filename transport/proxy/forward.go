@@ -131,14 +131,7 @@ func (h *Handler) forwarder(upstream *url.URL, fr *front, o Options) http.Handle
 // release header and the proxy's 502/504 answers.
 func (h *Handler) stdForwarder(upstream *url.URL, fr *front, o Options) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			fr.rewrite(pr, upstream)
-			for k := range pr.Out.Header {
-				if framingAlias(k) {
-					delete(pr.Out.Header, k)
-				}
-			}
-		},
+		Rewrite:        func(pr *httputil.ProxyRequest) { fr.rewrite(pr, upstream) },
 		Transport:      o.Transport,
 		ModifyResponse: h.modifyResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -131,7 +131,7 @@ func (f *fastForwarder) request(req *fasthttp.Request, r *http.Request) {
 		named = connectionTokens(c)
 	}
 	for k, vv := range r.Header {
-		if dropRequestHeader(k) || isHop(k, named) || framingAlias(k) {
+		if dropRequestHeader(k) || isHop(k, named) {
 			continue
 		}
 		for _, v := range vv {

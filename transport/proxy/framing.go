@@ -68,13 +68,20 @@ func (b *visitorBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// framed is next with r's body, if any, in a visitorBody, and a protocol
-// upgrade other than WebSocket's removed: after a 101 answer the visitor
-// connection is a tunnel to the upstream, and an upgrade to h2c would let
-// the visitor send the upstream any request over it, none of them seen by
-// the gate. Without its Upgrade header the request is an ordinary one.
+// framed is next, the forwarding on either client, with r's body, if
+// any, in a visitorBody, without the headers framingAlias names, and
+// without a protocol upgrade other than WebSocket's: after a 101 answer
+// the visitor connection is a tunnel to the upstream, and an upgrade to
+// h2c would let the visitor send the upstream any request over it, none of
+// them seen by the gate. Without its Upgrade header the request is an
+// ordinary one.
 func framed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k := range r.Header {
+			if framingAlias(k) {
+				delete(r.Header, k)
+			}
+		}
 		if isUpgrade(r) && !isWebSocket(r) {
 			r.Header.Del("Upgrade")
 		}
