@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -228,5 +231,61 @@ func runFramingRow(t *testing.T, vs visitorServer, fw Forwarding, row framingRow
 				t.Errorf("the upstream saw %s in %s", h, u)
 			}
 		}
+	}
+}
+
+// errorsOf collects a check's failures instead of failing the test.
+type errorsOf struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorsOf) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+// TestFramingOracleSeesSmuggling puts a naive forwarder, which passes the
+// body on after a Content-Length of 0 as some proxies pass on a framing
+// they did not use, where the proxy's clients are, and checks that the
+// oracle sees the request smuggled in the body for what it is.
+func TestFramingOracleSeesSmuggling(t *testing.T) {
+	rig := newFramingRig(t, visitorServers[0], ForwardStd)
+	naive := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := net.Dial("tcp", rig.up.ln.Addr().String())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n%s", r.Method, r.RequestURI, r.Host, body)
+		res, err := http.ReadResponse(bufio.NewReader(c), r)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		w.WriteHeader(res.StatusCode)
+	})
+	for _, routes := range rig.h.hosts {
+		for _, rt := range routes {
+			rt.next = rig.record(naive)
+		}
+	}
+	req := "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n" + chunk(smuggled) + "0\r\n\r\n"
+	if statuses, err := rig.send(t, []byte(req), 1); err != nil || !slices.Equal(statuses, []int{200}) {
+		t.Fatalf("answers %v, %v", statuses, err)
+	}
+	rig.finish(t)
+	e := &errorsOf{TB: t}
+	seen := rig.check(e)
+	if want := []string{"POST / 0", "GET /checkout 0"}; !slices.Equal(seen, want) {
+		t.Fatalf("the upstream saw %q, want %q", seen, want)
+	}
+	// The POST's body length differs, and the smuggled GET is no request
+	// of the gate's.
+	if !slices.ContainsFunc(e.errs, func(s string) bool {
+		return strings.Contains(s, `"GET /checkout 0", which the gate never decided`)
+	}) || len(e.errs) != 3 {
+		t.Fatalf("the oracle said %q", e.errs)
 	}
 }
