@@ -42,6 +42,9 @@ func chunk(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
 // room if the upstream read it as a request of its own.
 const smuggled = "GET /checkout HTTP/1.1\r\n" + host + "\r\n"
 
+// inside is a request hidden in the body of one the full room holds.
+const inside = "GET /inside HTTP/1.1\r\n" + host + "\r\n"
+
 func refused(name, req string, status int) framingRow {
 	return framingRow{name: name, req: req, want: []int{status}}
 }
@@ -68,6 +71,15 @@ var framingRows = []framingRow{
 	{name: "TE.CL, Content-Length after", req: "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n" +
 		chunk(smuggled) + "0\r\n\r\n",
 		want: []int{200}, fwd: []string{fmt.Sprintf("POST / %d", len(smuggled))}},
+
+	{name: "CL.TE at the full room", req: "POST /checkout HTTP/1.1\r\n" + host + fmt.Sprintf("Content-Length: %d\r\n", 5+len(inside)) +
+		"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + inside, want: []int{wait}},
+	// The waiting page answers without reading the body: the server
+	// skips it (up to 256 KB, else it closes), never reads it as requests.
+	{name: "unread body at the full room", req: "POST /checkout HTTP/1.1\r\n" + host + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(inside)) +
+		inside, open: true, want: []int{wait}},
+	{name: "large unread body at the full room", req: "POST /checkout HTTP/1.1\r\n" + host + fmt.Sprintf("Content-Length: %d\r\n\r\n", 300000+len(inside)) +
+		strings.Repeat("x", 300000) + inside, want: []int{wait}},
 
 	// TE.TE: obfuscated Transfer-Encoding one side would ignore.
 	{name: "TE case", req: "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: ChUnKeD\r\n\r\n" + chunk("abc") + "0\r\n\r\n",
