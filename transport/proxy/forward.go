@@ -118,7 +118,7 @@ func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, upstrea
 }
 
 // forwarder is the handler that sends a location's requests to upstream
-// on the path o chooses, watching the visitor's body.
+// on the path o chooses, through framed.
 func (h *Handler) forwarder(upstream *url.URL, fr *front, o Options) http.Handler {
 	std := h.stdForwarder(upstream, fr, o)
 	if o.Forwarding == ForwardStd {
