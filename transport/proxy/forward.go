@@ -100,8 +100,14 @@ func isTimeout(err error) bool {
 }
 
 // upstreamFailed answers a request whose upstream failed before its
-// answer began: 504 when it took too long, 502 otherwise.
-func (h *Handler) upstreamFailed(w http.ResponseWriter, upstream *url.URL, err error) {
+// answer began: 400 and the connection closed when it was the visitor's
+// body that failed, 504 when the upstream took too long, 502 otherwise.
+func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, upstream *url.URL, err error) {
+	if badBody(r, err) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "Bad request: the request's body could not be read.", http.StatusBadRequest)
+		return
+	}
 	if isTimeout(err) {
 		h.log.Warn("upstream timed out", "upstream", upstream.Host, "error", err)
 		http.Error(w, "Gateway timeout: the site behind this proxy took too long to answer.", http.StatusGatewayTimeout)
@@ -112,13 +118,13 @@ func (h *Handler) upstreamFailed(w http.ResponseWriter, upstream *url.URL, err e
 }
 
 // forwarder is the handler that sends a location's requests to upstream
-// on the path o chooses.
+// on the path o chooses, through framed.
 func (h *Handler) forwarder(upstream *url.URL, fr *front, o Options) http.Handler {
 	std := h.stdForwarder(upstream, fr, o)
 	if o.Forwarding == ForwardStd {
-		return std
+		return framed(std)
 	}
-	return newFastForwarder(h, upstream, fr, o, std)
+	return framed(newFastForwarder(h, upstream, fr, o, std))
 }
 
 // stdForwarder is httputil.ReverseProxy with the front's rewrite, the
@@ -129,7 +135,7 @@ func (h *Handler) stdForwarder(upstream *url.URL, fr *front, o Options) *httputi
 		Transport:      o.Transport,
 		ModifyResponse: h.modifyResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			h.upstreamFailed(w, upstream, err)
+			h.upstreamFailed(w, r, upstream, err)
 		},
 	}
 }

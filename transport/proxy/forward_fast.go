@@ -105,7 +105,7 @@ func (f *fastForwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp.SkipBody = true
 	}
 	if err := f.client.Do(req, resp); err != nil {
-		f.h.upstreamFailed(w, f.upstream, err)
+		f.h.upstreamFailed(w, r, f.upstream, err)
 		return
 	}
 	f.answer(w, r, resp)

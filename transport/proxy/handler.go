@@ -182,6 +182,7 @@ func (h *Handler) flushLoop() {
 // through untouched, runs the waiting rooms that apply in order, then
 // serves the location: every decision is taken on the path forwarded.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	closeIfUnsure(w, r)
 	c, err := canon.Of(r)
 	if err != nil {
 		http.Error(w, "Bad request: this address has no canonical form ("+
