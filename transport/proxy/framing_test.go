@@ -188,7 +188,8 @@ var framingRows = []framingRow{
 	{name: "absolute-form names the host", req: "GET http://other.test/ HTTP/1.1\r\n" + host + "\r\n", open: true,
 		want: []int{404}},
 	{name: "asterisk-form OPTIONS", req: "OPTIONS * HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{200}},
-	{name: "asterisk-form GET", req: "GET * HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{404}},
+	// A target with no canonical path is refused before any site is chosen.
+	{name: "asterisk-form GET", req: "GET * HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{400}},
 
 	// Hop-by-hop headers, the ones Connection names included.
 	{name: "hop-by-hop headers", req: "GET /hop HTTP/1.1\r\n" + host + "Connection: keep-alive, X-Secret\r\nX-Secret: 1\r\n" +
@@ -200,7 +201,7 @@ var framingRows = []framingRow{
 	{name: "h2c upgrade", req: "GET /up HTTP/1.1\r\n" + host + "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n" +
 		"HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", open: true, want: []int{200}, fwd: []string{"GET /up 0"},
 		absent: []string{"Http2-Settings"}},
-	{name: "CONNECT", req: "CONNECT shop.test:443 HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{404}},
+	{name: "CONNECT", req: "CONNECT shop.test:443 HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{400}},
 }
 
 // TestFramingTable sends each row over a raw connection to a real proxy,
