@@ -187,6 +187,7 @@ var framingRows = []framingRow{
 		want: []int{200}, fwd: []string{"GET /abs 0"}},
 	{name: "absolute-form names the host", req: "GET http://other.test/ HTTP/1.1\r\n" + host + "\r\n", open: true,
 		want: []int{404}},
+	{name: "Host port not a number", req: "GET /hostport HTTP/1.1\r\nHost: shop.test:A\r\n\r\n", open: true, want: []int{400}},
 	{name: "asterisk-form OPTIONS", req: "OPTIONS * HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{200}},
 	// A target with no canonical path is refused before any site is chosen.
 	{name: "asterisk-form GET", req: "GET * HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{400}},

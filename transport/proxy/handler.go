@@ -190,9 +190,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = withPath(r, c)
-	host := r.Host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		host = hh
+	host, ok := hostName(r.Host)
+	if !ok {
+		http.Error(w, "Bad request: the Host header's port is not a number.", http.StatusBadRequest)
+		return
 	}
 	routes := h.hosts[strings.ToLower(host)]
 	path := c.Match
@@ -286,4 +287,20 @@ func matchPrefix(prefixes []string, path string, fold bool) bool {
 		}
 	}
 	return false
+}
+
+// hostName is the name of a Host header without its port. A port that is
+// not a number (RFC 3986: port = *DIGIT) is refused: the upstream is sent
+// the Host as it came, so it must be one the routes were chosen for.
+func hostName(h string) (string, bool) {
+	name, port, err := net.SplitHostPort(h)
+	if err != nil {
+		return h, true
+	}
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return name, true
 }
