@@ -120,7 +120,7 @@ func New(c Config) (*Authenticator, error) {
 		c.Clients = clientaddr.NewResolver(nil)
 	}
 	lim, err := ratelimit.New(ratelimit.Config{Rate: FailuresPerMinute / 60.0, Burst: FailureBurst,
-		Capacity: maxAddresses, Now: c.Now})
+		Capacity: maxAddresses, Now: c.Now, Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,8 @@ func (b *joinBudgets) of(id string, cfg room.AddressBudget) *roomBudget {
 		return rb
 	}
 	rate := cfg.PerMinute / 60
-	tokens, err1 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst, Capacity: budgetAddresses, Now: b.now})
+	tokens, err1 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst, Capacity: budgetAddresses, Now: b.now,
+		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
 	debt, err2 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst * debtBursts, Capacity: budgetAddresses, Now: b.now})
 	if err1 != nil || err2 != nil {
 		// Effective budgets are valid; this is a programming error.

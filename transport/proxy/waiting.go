@@ -53,7 +53,8 @@ func newWaitingBudget(b room.AddressBudget, refresh time.Duration, now func() ti
 	b = b.Effective()
 	visitors := float64(b.Burst) + b.PerMinute
 	l, err := ratelimit.New(ratelimit.Config{Rate: visitors / max(refresh, time.Second).Seconds(),
-		Burst: int(min(visitors, room.MaxBudgetBurst)), Capacity: budgetAddresses, Now: now})
+		Burst: int(min(visitors, room.MaxBudgetBurst)), Capacity: budgetAddresses, Now: now,
+		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
 	if err != nil {
 		return nil, fmt.Errorf("waiting budget: %w", err)
 	}
