@@ -110,7 +110,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
 	}
 	str(&c.Addr, "addr", ":8080", "HTTP listen address")
-	str(&c.PublicURL, "public-url", "http://localhost:8080", "base of the links the server hands out")
+	str(&c.PublicURL, "public-url", "", "base of the links the server hands out, as visitors reach it (default: none; redirects are then relative, embed.js and the console use their own origin)")
 	str(&c.DataDir, "data-dir", "./data", "embedded log and master key")
 	str(&c.Log, "log", "file", "event log: file (embedded, one node) or kafka")
 	str(&c.KafkaBrokers, "kafka-brokers", "", "comma-separated host:port of the Kafka brokers")
