@@ -85,6 +85,7 @@ type Server struct {
 	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 	codeAttempts   *codeAttempts
+	lookups        *roomLookups
 	// budgets are the rooms' budgets of new numbers per address.
 	budgets *joinBudgets
 }
@@ -116,6 +117,7 @@ func New(cfg Config) *Server {
 	if s.healthGuard == nil {
 		s.healthGuard = &health.Guard{}
 	}
+	s.lookups = newRoomLookups(cfg.Registry, cfg.Node, cfg.Clients, cfg.Now)
 	var err error
 	if s.codeAttempts, err = newCodeAttempts(cfg.Clients, cfg.Now); err != nil {
 		panic(err) // codeBudget is a constant: this is a programming error

@@ -67,9 +67,9 @@ func Health(views *node.Views) map[string]any {
 // room resolves the slug of the request to its cached room and sets the
 // CORS headers for the room's domains.
 func (s *Server) room(c echo.Context) (*node.Room, error) {
-	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
+	r, ok, err := s.lookup(c, c.Param("slug"))
 	if err != nil {
-		return nil, node.Unavailable(err)
+		return nil, err
 	}
 	if !ok {
 		return nil, errNoRoom
@@ -370,9 +370,9 @@ func (s *Server) handleHeartbeat(c echo.Context) error {
 
 func (s *Server) handlePage(c echo.Context) error {
 	slug := c.Param("slug")
-	r, ok, err := s.views.BySlug(c.Request().Context(), slug)
+	r, ok, err := s.lookup(c, slug)
 	if err != nil {
-		return node.Unavailable(err)
+		return err
 	}
 	if wantsJSON(c) {
 		if !ok {
@@ -428,9 +428,9 @@ func (s *Server) handleEmbed(c echo.Context) error {
 // handleEnter is the gateway link: below the rate straight to the shop with
 // a token, otherwise into the waiting room holding a number already.
 func (s *Server) handleEnter(c echo.Context) error {
-	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
+	r, ok, err := s.lookup(c, c.Param("slug"))
 	if err != nil {
-		return node.Unavailable(err)
+		return err
 	}
 	if !ok {
 		return s.handlePage(c)
