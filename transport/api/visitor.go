@@ -29,6 +29,7 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.POST("/queue/:slug/heartbeat", s.handleHeartbeat)
 	e.GET("/queue/:slug/embed.js", s.handleEmbed)
 	e.GET("/queue/:slug/enter", s.handleEnter)
+	e.HEAD("/queue/:slug/enter", s.handleEnter)
 	e.GET("/queue/:slug/pow", s.handlePow)
 	e.POST("/queue/:slug/bypass", s.handleBypass)
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
@@ -444,6 +445,13 @@ func (s *Server) handleEnter(c echo.Context) error {
 	if target == "" {
 		return s.noTarget(c)
 	}
+	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
+	if isPreview(c.Request()) {
+		// A previewer or a prefetch: the page, which draws the number
+		// when a visitor's browser runs it. A code is redeemed only by
+		// the visitor's own request.
+		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
+	}
 	// A valid code goes straight through, for a browser and an app alike;
 	// an invalid one falls through to the normal path with no hint.
 	if tok, err := s.enterCode(c, r); err == errTooManyAttempts {
@@ -459,7 +467,6 @@ func (s *Server) handleEnter(c echo.Context) error {
 	if wantsJSON(c) {
 		return s.handleAppState(c, r)
 	}
-	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
 	// Proof of work is done on the page; so is the wait of an address
 	// over its budget, which the page's own join is then told.
