@@ -131,6 +131,9 @@ func New(cfg Config) *Server {
 	if cfg.Node != nil {
 		registerJoinMetrics(cfg.Registry, cfg.Node)
 	}
+	cfg.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_admin_sockets_refused_total",
+		Help: "Admin socket upgrades refused 503 busy: as many admin sockets were waiting to sign in as the bound allows."},
+		func() float64 { return float64(s.auth.PendingRefused()) }))
 	e.Use(s.edge)
 	s.e = e
 	s.metricsHandler = promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})
