@@ -50,22 +50,33 @@ func newRoomLookups(reg prometheus.Registerer, n *node.Node, addrs *clientaddr.R
 	return l
 }
 
+// AllowLookup charges r's client address one lookup of a room name this
+// node does not know; over the budget it counts the refusal and says how
+// many seconds until the address has one again. The waiting page's socket
+// (transport/ws) shares it, so both count in one budget.
+func (s *Server) AllowLookup(r *http.Request) (ok bool, retryAfter int) {
+	ok, wait := s.lookups.lim.Allow(clientaddr.Key(s.lookups.addrs.Client(r)))
+	if !ok {
+		s.lookups.refused.Inc()
+	}
+	return ok, int(max(1, math.Ceil(wait.Seconds())))
+}
+
 // lookup returns the room named slug for request c, its lookup in the
 // directory (when this node does not know the name) charged to the
 // client's address: over the budget, 429 rate_limited with Retry-After.
 // Any other error is the room's unavailability (node.Unavailable).
 func (s *Server) lookup(c echo.Context, slug string) (*node.Room, bool, error) {
-	var wait time.Duration
+	retry := 0
 	allow := func() bool {
-		ok, w := s.lookups.lim.Allow(clientaddr.Key(s.lookups.addrs.Client(c.Request())))
-		wait = w
+		ok, ra := s.AllowLookup(c.Request())
+		retry = ra
 		return ok
 	}
 	r, ok, err := s.views.Lookup(c.Request().Context(), slug, allow)
 	if errors.Is(err, node.ErrTooManyLookups) {
-		s.lookups.refused.Inc()
 		return nil, false, &Error{Status: http.StatusTooManyRequests, Code: node.CodeRateLimited,
-			Message: node.ErrTooManyLookups.Message, RetryAfter: int(max(1, math.Ceil(wait.Seconds())))}
+			Message: node.ErrTooManyLookups.Message, RetryAfter: retry}
 	}
 	if err != nil {
 		return nil, false, node.Unavailable(err)

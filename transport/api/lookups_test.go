@@ -3,12 +3,19 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"sync"
 	"testing"
 
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
 // lookupsOf reads aditus_queue_room_lookups_total.
@@ -100,5 +107,38 @@ func TestUnknownRoomMissesKeptInLRU(t *testing.T) {
 	}
 	if got := lookupsOf(t, e) - before; got != 0 {
 		t.Fatalf("the last 100 unknown names asked again made %d lookups, want 0", got)
+	}
+}
+
+// The waiting page's socket shares the address's budget of lookups of
+// unknown names with the API: beyond it, 429 rate_limited with
+// Retry-After before any upgrade.
+func TestUnknownRoomLookupsSocket(t *testing.T) {
+	clock := newStillClock()
+	n := nodetest.Start(t, node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: testLogger()}})
+	hub, err := ws.NewHub(n.Views, testLogger(), clock.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: ws.DefaultPerNode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+		Registry: prometheus.NewRegistry(), Now: clock.Now, Extra: []func(*echo.Echo){hub.Register}})
+	hub.AllowLookup = s.AllowLookup
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		hub.Close()
+	})
+	e := &env{t: t, srv: srv}
+	for i := range lookupBurst {
+		if st, _, _ := e.do("GET", "/queue/ghost-"+strconv.Itoa(i)+"/ws?ticket=x", "", nil); st != http.StatusNotFound {
+			t.Fatalf("socket of unknown name %d: %d, want 404", i, st)
+		}
+	}
+	st, j, h := e.do("GET", "/queue/ghost-x/ws?ticket=x", "", nil)
+	if st != http.StatusTooManyRequests || j["error"] != "rate_limited" || h.Get("Retry-After") == "" {
+		t.Fatalf("socket beyond the budget: %d %v (Retry-After %q), want 429 rate_limited", st, j, h.Get("Retry-After"))
+	}
+	if st, _, _ := e.do("GET", "/queue/ghost-y/status", "", nil); st != http.StatusTooManyRequests {
+		t.Fatalf("the API after the socket spent the budget: %d, want 429", st)
 	}
 }
