@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -100,7 +101,7 @@ func (b *bootstrap) startNode(ctx context.Context) error {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
 	}
 	deps := node.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: node.NewMetrics(b.reg),
-		WriteQueue: c.RoomWriteQueue, LoadTests: node.LoadTestDeps{BaseURL: b.publicURL}, Health: health.NewHTTP(b.guard),
+		WriteQueue: c.RoomWriteQueue, LoadTests: node.LoadTestDeps{BaseURL: loadTestBase(b.publicURL, c.Addr)}, Health: health.NewHTTP(b.guard),
 		BeaconWait: time.Duration(c.BeaconWaitSeconds) * time.Second}
 	if err := openBeacon(ctx, c.BeaconURL, &deps); err != nil {
 		return err
@@ -194,4 +195,20 @@ func openBeacon(ctx context.Context, url string, deps *node.Deps) error {
 	ch := cl.Chain()
 	deps.Logger.Info("draws mix in a drand beacon", "chain", hex.EncodeToString(ch.Hash), "scheme", ch.Scheme, "period", ch.PeriodSeconds)
 	return nil
+}
+
+// loadTestBase is where this node's load tests send their visitors: the
+// public URL, or without one this node's own listener on loopback.
+func loadTestBase(publicURL, addr string) string {
+	if publicURL != "" {
+		return publicURL
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -104,6 +104,8 @@ func driveAnswers(c *docClient) {
 	c.call(200, "GET", "/queue/docs/embed.js", "", nil)
 	c.call(302, "GET", "/queue/docs/enter", "", nil)
 	c.call(404, "GET", "/queue/no-such-room/enter", "", nil)
+	c.call(302, "HEAD", "/queue/docs/enter", "", nil)
+	c.call(404, "HEAD", "/queue/no-such-room/enter", "", nil)
 	c.call(403, "GET", "/queue/docs/ws?ticket="+url.QueryEscape(t2), "", nil, "Origin", "https://elsewhere.example.org")
 	visitorSocket(c, "/queue/docs/ws", t2)
 	c.call(401, "GET", "/queue/docs/ws?ticket=forged", "", nil)

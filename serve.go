@@ -110,7 +110,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
 	}
 	str(&c.Addr, "addr", ":8080", "HTTP listen address")
-	str(&c.PublicURL, "public-url", "http://localhost:8080", "base of the links the server hands out")
+	str(&c.PublicURL, "public-url", "", "base of the links the server hands out, as visitors reach it (default: none; redirects are then relative, embed.js and the console use their own origin)")
 	str(&c.DataDir, "data-dir", "./data", "embedded log and master key")
 	str(&c.Log, "log", "file", "event log: file (embedded, one node) or kafka")
 	str(&c.KafkaBrokers, "kafka-brokers", "", "comma-separated host:port of the Kafka brokers")
@@ -308,6 +308,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
 		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
+	hub.AllowLookup = srv.AllowLookup // before serving: one budget of unknown names for the API and the socket
 	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
 		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})

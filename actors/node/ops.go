@@ -97,6 +97,9 @@ const (
 	// room's write queue, or the joins a front gathers for one room);
 	// answered at once, 503 with Retry-After.
 	CodeBusy = "busy"
+	// CodeRateLimited: the client is over a budget of its address;
+	// answered 429 with Retry-After.
+	CodeRateLimited = "rate_limited"
 )
 
 // Error is an error answered by a grain, as a value.

@@ -46,12 +46,16 @@ type roomGrain struct {
 	sys  *actor.ActorSystem
 	log  *slog.Logger
 
-	st        *room.State
-	writes    writePipeline
-	ready     bool
-	stopped   bool
-	lastTry   time.Time
-	failed    error // why the last activation failed
+	st      *room.State
+	writes  writePipeline
+	ready   bool
+	stopped bool
+	lastTry time.Time
+	failed  error // why the last activation failed
+	// locked is why the room's keys do not open with this node's master
+	// key (nil: they do, or were not tried): the grain then answers
+	// ErrRoomUnavailable, as a front that cannot open them does.
+	locked    error
 	secret    []byte
 	ticketKey []byte
 
@@ -157,9 +161,13 @@ func (g *roomGrain) activate() {
 	g.st = st
 	g.presence = room.NewPresence(st, g.now().UnixNano())
 	if err := g.unseal(); err != nil {
-		g.log.Error("cannot open room secrets (wrong master key?)", "error", err)
+		if g.locked == nil {
+			g.log.Error("room not served: its keys do not open (master key differs between nodes?)", "error", err)
+		}
+		g.locked = err
 		return
 	}
+	g.locked = nil
 	g.ready = true
 	g.checkpointAt, g.snapshotAt = g.now(), g.now()
 	// The tail read counts towards the next snapshot (room_snapshot.go).
@@ -196,6 +204,10 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	if !g.ready {
 		if g.now().Sub(g.lastTry) > 500*time.Millisecond {
 			g.activate()
+		}
+		if g.locked != nil {
+			ctx.Respond(errResponse(ErrRoomUnavailable))
+			return
 		}
 		if !g.ready {
 			ctx.Respond(notActivated(g.failed))

@@ -36,17 +36,18 @@ type Views struct {
 	system *actor.ActorSystem
 
 	mu sync.RWMutex
-	// mu guards rooms, slugs, misses, used and listeners.
-	rooms  map[string]*Room
-	slugs  map[string]string
-	misses map[string]time.Time
-	used   map[string]time.Time
-	seen   map[string]map[uint64]struct{}
+	// mu guards rooms, slugs, used and listeners.
+	rooms map[string]*Room
+	slugs map[string]string
+	used  map[string]time.Time
+	seen  map[string]map[uint64]struct{}
 	// confirmed is when a grain last answered each room's view, newer or
 	// not: a view not confirmed for staleAfter is stale.
 	confirmed map[string]time.Time
 	listeners []func(id string, r *Room)
 	locked    lockedRooms
+	// lookups asks the directory for names not in slugs.
+	lookups *slugLookups
 	// seenDropped counts presence reports beyond maxSeenPerSync.
 	seenDropped atomic.Uint64
 
@@ -68,7 +69,7 @@ const (
 
 func newViews(sys *actor.ActorSystem, c *Client, s Sealer, log *slog.Logger, m *Metrics) *Views {
 	v := &Views{client: c, sealer: s, log: log, system: sys,
-		rooms: map[string]*Room{}, slugs: map[string]string{}, misses: map[string]time.Time{},
+		rooms: map[string]*Room{}, slugs: map[string]string{}, lookups: newSlugLookups(),
 		used: map[string]time.Time{}, seen: map[string]map[uint64]struct{}{}, confirmed: map[string]time.Time{},
 		done: make(chan struct{})}
 	if m != nil {
@@ -142,35 +143,36 @@ func (v *Views) offer(rv *room.View) {
 // miss. ok is false for an unknown (or deleted) room; err is set when the
 // cluster could not be asked.
 func (v *Views) BySlug(ctx context.Context, slug string) (*Room, bool, error) {
+	return v.Lookup(ctx, slug, nil)
+}
+
+// Lookup is BySlug for a client whose lookups of names this node does not
+// know are budgeted: allow (nil: no budget) is asked before each lookup
+// sent to the directory, and a refusal is ErrTooManyLookups.
+func (v *Views) Lookup(ctx context.Context, slug string, allow func() bool) (*Room, bool, error) {
 	now := time.Now()
 	v.mu.RLock()
 	id, known := v.slugs[slug]
 	r := v.rooms[id]
-	missed, wasMissed := v.misses[slug]
 	v.mu.RUnlock()
 	if known && r != nil {
 		v.touch(id, now)
 		return servable(r)
 	}
-	if wasMissed && now.Sub(missed) < missTTL {
-		return nil, false, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, lookupLimit)
-	defer cancel()
-	id, err := v.client.Resolve(ctx, slug)
-	if IsCode(err, CodeNotFound) {
-		v.mu.Lock()
-		v.misses[slug] = now
-		if len(v.misses) > 10000 {
-			v.misses = map[string]time.Time{}
-		}
-		v.mu.Unlock()
-		return nil, false, nil
-	}
-	if err != nil {
+	id, err := v.lookups.resolve(ctx, v.client, slug, now, allow)
+	if err != nil || id == "" {
 		return nil, false, err
 	}
 	r, err = v.ByID(ctx, id)
+	if IsCode(err, CodeRoomUnavailable) {
+		// The room's grain lives on this node and cannot open its keys:
+		// counted, and said by the health check, as a view that does not
+		// open here is.
+		v.mu.Lock()
+		v.locked.set(&room.View{ID: id, Exists: true, Config: room.Config{Slug: slug}},
+			"the room's keys do not open with this node's master key")
+		v.mu.Unlock()
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -124,6 +124,11 @@ func (h *Hub) handleLive(c echo.Context) error {
 	if h.auth.RefuseLimited(c.Response(), c.Request()) {
 		return nil
 	}
+	signedIn, ok := h.auth.PendingSocket(c.Response())
+	if !ok {
+		return nil
+	}
+	defer signedIn()
 	conn, err := h.upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil // the upgrader has answered
@@ -143,6 +148,7 @@ func (h *Hub) handleLive(c echo.Context) error {
 		err = adminauth.SocketRefusal(err)
 	}
 	cancel()
+	signedIn()
 	if err != nil {
 		refuse(conn, err)
 		return nil

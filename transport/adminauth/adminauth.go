@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -95,6 +96,10 @@ type Authenticator struct {
 	clients   *clientaddr.Resolver
 	now       func() time.Time
 	failures  *ratelimit.Limiter
+	// pending counts admin sockets upgraded and not signed in yet;
+	// pendingRefused, the upgrades refused for it.
+	pending        atomic.Int64
+	pendingRefused atomic.Uint64
 
 	mu      sync.Mutex // guards the two caches below
 	rooms   map[string]struct{}
@@ -120,7 +125,7 @@ func New(c Config) (*Authenticator, error) {
 		c.Clients = clientaddr.NewResolver(nil)
 	}
 	lim, err := ratelimit.New(ratelimit.Config{Rate: FailuresPerMinute / 60.0, Burst: FailureBurst,
-		Capacity: maxAddresses, Now: c.Now})
+		Capacity: maxAddresses, Now: c.Now, Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
 	if err != nil {
 		return nil, err
 	}
@@ -292,6 +297,35 @@ func (a *Authenticator) RefuseLimited(w http.ResponseWriter, r *http.Request) bo
 	_, _ = w.Write([]byte(`{"error":"rate_limited","message":"` + LimitedMessage + `"}`))
 	return true
 }
+
+// MaxPendingSockets bounds the admin sockets of this node (the live
+// dashboards and the load tests' feeds together) that are upgraded but
+// have not signed in yet: each holds a connection for up to
+// adminws.AuthTimeout. Beyond it an upgrade is refused before it happens.
+const MaxPendingSockets = 64
+
+// PendingSocket reserves a place for an admin socket about to be upgraded
+// that has yet to sign in. With MaxPendingSockets taken, it answers 503
+// busy with Retry-After, counts the refusal and returns ok false. The
+// caller calls done once the socket has signed in or been refused (more
+// calls are harmless).
+func (a *Authenticator) PendingSocket(w http.ResponseWriter) (done func(), ok bool) {
+	if a.pending.Add(1) > MaxPendingSockets {
+		a.pending.Add(-1)
+		a.pendingRefused.Add(1)
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"busy","message":"Too many admin sockets are signing in on this server; try again in a moment."}`))
+		return nil, false
+	}
+	var once sync.Once
+	return func() { once.Do(func() { a.pending.Add(-1) }) }, true
+}
+
+// PendingRefused returns how many admin socket upgrades PendingSocket
+// refused.
+func (a *Authenticator) PendingRefused() uint64 { return a.pendingRefused.Load() }
 
 // SocketRefusal is the close code and reason of an admin socket whose
 // sign-in failed with err (from Authenticate or Principal).

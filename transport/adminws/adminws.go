@@ -5,7 +5,7 @@
 //
 // A client opens an admin socket with the subprotocol "aditus-queue.v1"
 // and either offers its token beside it as "bearer.<token>" or sends
-// {"type":"auth","token":…} as its first message within AuthTimeout. The
+// {"type":"auth","token":…} as its first message within AuthTimeout (3 s). The
 // query string is never read.
 //
 // What a token may reach is not decided here: each socket keeps its own
@@ -41,8 +41,10 @@ const (
 )
 
 // AuthTimeout is how long a socket without a token in its subprotocols
-// has to send its auth message.
-const AuthTimeout = 5 * time.Second
+// has to send its auth message: a console sends it as soon as the socket
+// opens, and a socket waiting for it holds one of the node's few places
+// for sockets signing in (adminauth.MaxPendingSockets).
+const AuthTimeout = 3 * time.Second
 
 // ReadLimit is the largest message, in bytes, an admin socket reads.
 const ReadLimit = 4096

@@ -35,6 +35,7 @@ type codeAttempts struct {
 func newCodeAttempts(addrs *clientaddr.Resolver, now func() time.Time) (*codeAttempts, error) {
 	c := codeBudget
 	c.Now = now
+	c.Groups, c.Scales = clientaddr.Wider, clientaddr.WiderScales
 	lim, err := ratelimit.New(c)
 	if err != nil {
 		return nil, err

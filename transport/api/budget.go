@@ -60,7 +60,9 @@ type joinBudgets struct {
 
 // roomBudget is one room's tables, for the budget they were made for.
 type roomBudget struct {
-	cfg    room.AddressBudget
+	cfg room.AddressBudget
+	// mu serialises deciding the work of a join and charging for it.
+	mu     sync.Mutex
 	tokens *ratelimit.Limiter
 	// debt counts joins an address made over budget, paid with harder
 	// work; it drains at the budget's rate. Its buckets start full: a
@@ -88,7 +90,8 @@ func (b *joinBudgets) of(id string, cfg room.AddressBudget) *roomBudget {
 		return rb
 	}
 	rate := cfg.PerMinute / 60
-	tokens, err1 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst, Capacity: budgetAddresses, Now: b.now})
+	tokens, err1 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst, Capacity: budgetAddresses, Now: b.now,
+		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
 	debt, err2 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst * debtBursts, Capacity: budgetAddresses, Now: b.now})
 	if err1 != nil || err2 != nil {
 		// Effective budgets are valid; this is a programming error.
@@ -133,13 +136,27 @@ func (b *joinBudgets) bits(id string, cfg room.AddressBudget, key string, base i
 	return harderBits(base, rb.debtOf(key), rb.cfg.Burst)
 }
 
-// charge records a join that proved its work: a token if key has one,
-// else one more join of debt.
-func (b *joinBudgets) charge(id string, cfg room.AddressBudget, key string) {
+// chargeWork decides and charges, in one step, a join from key in room id
+// whose solution is solved bits hard while the room asks base bits: with
+// a token, base suffices and the token is spent; without one, the work
+// must be harder, as deep as key's debt, and the join adds to the debt.
+// Both happen under the room's lock, so simultaneous joins from one
+// address each see the charge of the others. When the work is short of
+// need, nothing is charged and the harder challenge is counted.
+func (b *joinBudgets) chargeWork(id string, cfg room.AddressBudget, key string, base, solved int) (need int, ok bool) {
 	rb := b.of(id, cfg)
-	if ok, _ := rb.tokens.Allow(key); !ok {
-		rb.debt.Allow(key)
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	if ok, _ := rb.tokens.Allow(key); ok {
+		return base, true
 	}
+	need = harderBits(base, rb.debtOf(key), rb.cfg.Burst)
+	if solved < need {
+		b.refused.WithLabelValues("harder").Inc()
+		return need, false
+	}
+	rb.debt.Allow(key)
+	return need, true
 }
 
 // debtOf is how many joins key made over budget, less what has drained.
@@ -182,9 +199,15 @@ func (s *Server) admitJoin(c echo.Context, r *node.Room, sol *powSolution) error
 		}
 		return nil
 	}
-	if err := s.checkPow(r, sol, s.powBits(r, key)); err != nil {
+	// The work asked as this address's budget stands now; the decision,
+	// with the charge, follows in one step.
+	_, base := r.View.PowInForce()
+	solved, err := s.checkPow(r, sol, s.powBits(r, key))
+	if err != nil {
 		return err
 	}
-	s.budgets.charge(r.View.ID, cfg.AddressBudget, key)
+	if need, ok := s.budgets.chargeWork(r.View.ID, cfg.AddressBudget, key, base, solved); !ok {
+		return s.powRefusal(r, s.now(), need, "The waiting room asks for harder work now; solve the fresh challenge.")
+	}
 	return nil
 }

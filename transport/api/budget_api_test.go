@@ -242,3 +242,44 @@ func TestAddressBudgetInvalid(t *testing.T) {
 		t.Fatalf("after refusals: addressBudget %v, want the defaults", b)
 	}
 }
+
+// TestAddressBudgetSimultaneousJoins: joins from one address over its
+// budget that arrive together, each with work of the room's bits, do not
+// all get numbers: the burst does, the others are asked for harder work.
+func TestAddressBudgetSimultaneousJoins(t *testing.T) {
+	w := newWorld(t, memlog.New(), newStillClock())
+	id, _ := w.createRoom("pow", 6000)
+	w.patchSite(id, func(s map[string]any) {
+		s["addressBudget"] = map[string]any{"perMinute": 1, "burst": 2}
+		s["pow"] = map[string]any{"enabled": true, "bits": 8}
+	})
+	const n = 30
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = solveFresh(t, w, 8)
+	}
+	flooder := visitorFrom(t, "127.0.0.3")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[int]int{}
+	start := make(chan struct{})
+	for _, body := range bodies {
+		wg.Go(func() {
+			<-start
+			res, err := flooder.Post(w.srv.URL+"/queue/pow/join", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			mu.Lock()
+			got[res.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got[http.StatusOK] != 2 || got[http.StatusPreconditionRequired] != n-2 {
+		t.Fatalf("%d simultaneous joins over a burst of 2: %v, want 2 × 200 and the rest 428", n, got)
+	}
+}

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,15 +116,19 @@ func TestBudgetBounded(t *testing.T) {
 
 // TestBudgetHarderWork: with proof of work, an address within its budget
 // is asked for the room's bits; past it, one bit more, and one more each
-// time its debt doubles; the debt drains at the budget's rate.
+// time its debt doubles; the debt drains at the budget's rate; work short
+// of what is asked is refused and charges nothing.
 func TestBudgetHarderWork(t *testing.T) {
 	b, clock, reg := newTestBudgets(t)
 	cfg := room.AddressBudget{PerMinute: 60, Burst: 2}
 	const key, base = "2001:db8::/64", 15
 	var got []int
 	for range 12 {
-		got = append(got, b.bits("r1", cfg, key, base))
-		b.charge("r1", cfg, key)
+		need, ok := b.chargeWork("r1", cfg, key, base, maxHarderBits)
+		if !ok {
+			t.Fatalf("work of %d bits refused", maxHarderBits)
+		}
+		got = append(got, need)
 	}
 	// Debt in bursts of 2 after each join over budget: 0, ½, 1, 1½, 2, …;
 	// extra bits 1 + log2(1 + debt/2).
@@ -132,12 +138,40 @@ func TestBudgetHarderWork(t *testing.T) {
 			t.Fatalf("bits of join %d: got %v, want %v", i+1, got, want)
 		}
 	}
+	if need, ok := b.chargeWork("r1", cfg, key, base, 17); ok || need != 18 {
+		t.Fatalf("17 bits deep in debt: got %d %v, want 18 refused", need, ok)
+	}
 	clock.Advance(time.Minute) // 60 tokens of refill, more than the debt
 	if got := b.bits("r1", cfg, key, base); got != base {
 		t.Fatalf("after a calm minute: got %d bits, want %d", got, base)
 	}
-	if got := refusals(t, reg, "harder"); got != 10 {
-		t.Fatalf("harder challenges counted: got %v, want 10", got)
+	if got := refusals(t, reg, "harder"); got != 1 {
+		t.Fatalf("harder challenges counted: got %v, want 1", got)
+	}
+}
+
+// TestBudgetSimultaneousJoins: joins from one address that arrive at once
+// with work of the room's bits are decided one after another: the burst
+// of them gets in, the others are asked for harder work.
+func TestBudgetSimultaneousJoins(t *testing.T) {
+	b, _, _ := newTestBudgets(t)
+	cfg := room.AddressBudget{PerMinute: 1, Burst: 2}
+	const key, base = "192.0.2.7", 8
+	var wg sync.WaitGroup
+	var in atomic.Int32
+	start := make(chan struct{})
+	for range 50 {
+		wg.Go(func() {
+			<-start
+			if _, ok := b.chargeWork("r1", cfg, key, base, base); ok {
+				in.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got := in.Load(); got != 2 {
+		t.Fatalf("%d of 50 simultaneous joins paid the room's bits, want the burst of 2", got)
 	}
 }
 

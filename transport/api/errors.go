@@ -43,6 +43,7 @@ var statusOf = map[string]int{
 	node.CodeClusterUnavailable: http.StatusServiceUnavailable,
 	node.CodeRoomUnavailable:    http.StatusServiceUnavailable,
 	node.CodeBusy:               http.StatusServiceUnavailable,
+	node.CodeRateLimited:        http.StatusTooManyRequests,
 	node.CodeUnauthorized:       http.StatusUnauthorized,
 	node.CodeForbidden:          http.StatusForbidden,
 	node.CodeNoCode:             http.StatusNotFound,

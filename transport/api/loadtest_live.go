@@ -48,6 +48,11 @@ func (s *Server) handleLoadTestLive(c echo.Context) error {
 	if s.auth.RefuseLimited(c.Response(), c.Request()) {
 		return nil
 	}
+	signedIn, ok := s.auth.PendingSocket(c.Response())
+	if !ok {
+		return nil
+	}
+	defer signedIn()
 	conn, err := liveUpgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		return nil // the upgrader has answered
@@ -61,6 +66,7 @@ func (s *Server) handleLoadTestLive(c echo.Context) error {
 	actx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 	p, err := s.auth.Authenticate(actx, c.Request(), tok)
 	cancel()
+	signedIn()
 	switch {
 	case err != nil:
 		r := adminauth.SocketRefusal(err)

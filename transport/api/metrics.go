@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -91,8 +92,21 @@ func (m *httpMetrics) observe(c echo.Context, start time.Time, err error) error 
 		status = c.Response().Status
 		err = nil
 	}
-	rm := m.of(route, c.Request().Method, status)
+	rm := m.of(route, metricMethod(c.Request().Method), status)
 	rm.requests.Inc()
 	rm.latency.Observe(time.Since(start).Seconds())
 	return err
+}
+
+// metricMethod is the label of a request's method: the methods of HTTP
+// (RFC 9110 and PATCH) as sent, any other under "other". A client chooses
+// the method, and each value would be a series kept for good: 500
+// invented 4 KB methods would leave a 2 MB metrics page.
+func metricMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }

@@ -92,39 +92,46 @@ func (s *Server) powBits(r *node.Room, key string) int {
 }
 
 // checkPow lets a join through when sol solves a challenge of this room
-// that is unexpired, at least bits hard, and not spent on this node.
-// Otherwise it answers 428 with a fresh challenge of bits, so the visitor
-// needs no second call. A solution is spent once checked, even if the
-// join then fails.
-func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) error {
+// that is unexpired, at least bits hard, and not spent on this node, and
+// returns how hard the challenge was. Otherwise it answers 428 with a
+// fresh challenge of bits, so the visitor needs no second call. A
+// solution is spent once checked, even if the join then fails.
+func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) (solved int, err error) {
 	now := s.now()
-	refuse := func(msg string) error {
-		a, err := s.challenge(r, now, bits)
-		if err != nil {
-			return err
-		}
-		return &Error{Status: http.StatusPreconditionRequired, Code: "pow_required", Message: msg,
-			Extra: map[string]any{"pow": a}}
-	}
 	if sol == nil || sol.Challenge == "" || sol.Nonce == "" {
-		return refuse("This waiting room asks for a proof of work: solve the challenge and send it with the join.")
+		return 0, s.powRefusal(r, now, bits, "This waiting room asks for a proof of work: solve the challenge and send it with the join.")
 	}
 	key, err := powKey(r)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ch, err := room.CheckSolution(key, r.View.ID, sol.Challenge, sol.Nonce, bits, now)
+	msg := ""
 	switch {
 	case err == room.ErrChallengeExpired:
-		return refuse("The challenge has expired; solve the fresh one.")
+		msg = "The challenge has expired; solve the fresh one."
 	case err == room.ErrChallengeEasy:
-		return refuse("The waiting room asks for harder work now; solve the fresh challenge.")
+		msg = "The waiting room asks for harder work now; solve the fresh challenge."
 	case err == room.ErrNotSolved:
-		return refuse("The nonce does not solve the challenge.")
+		msg = "The nonce does not solve the challenge."
 	case err != nil:
-		return refuse("The challenge was not issued by this waiting room.")
+		msg = "The challenge was not issued by this waiting room."
 	case !spentChallenges.Spend(binary.BigEndian.Uint64(ch.ID[:8]), uint32(ch.Expires.Unix()), uint32(now.Unix())):
-		return refuse("The challenge has been used already; solve the fresh one.")
+		msg = "The challenge has been used already; solve the fresh one."
 	}
-	return nil
+	if msg != "" {
+		return 0, s.powRefusal(r, now, bits, msg)
+	}
+	return ch.Bits, nil
+}
+
+// powRefusal is the 428 pow_required answer with a fresh challenge of
+// bits and msg.
+func (s *Server) powRefusal(r *node.Room, now time.Time, bits int, msg string) error {
+	a, err := s.challenge(r, now, bits)
+	if err != nil {
+		return err
+	}
+	return &Error{Status: http.StatusPreconditionRequired, Code: "pow_required", Message: msg,
+		Extra: map[string]any{"pow": a}}
 }

@@ -85,6 +85,7 @@ type Server struct {
 	roomGuard      func() error
 	adminRoutes    []func(g *echo.Group, adminOnly echo.MiddlewareFunc)
 	codeAttempts   *codeAttempts
+	lookups        *roomLookups
 	// budgets are the rooms' budgets of new numbers per address.
 	budgets *joinBudgets
 }
@@ -116,6 +117,7 @@ func New(cfg Config) *Server {
 	if s.healthGuard == nil {
 		s.healthGuard = &health.Guard{}
 	}
+	s.lookups = newRoomLookups(cfg.Registry, cfg.Node, cfg.Clients, cfg.Now)
 	var err error
 	if s.codeAttempts, err = newCodeAttempts(cfg.Clients, cfg.Now); err != nil {
 		panic(err) // codeBudget is a constant: this is a programming error
@@ -129,6 +131,9 @@ func New(cfg Config) *Server {
 	if cfg.Node != nil {
 		registerJoinMetrics(cfg.Registry, cfg.Node)
 	}
+	cfg.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_admin_sockets_refused_total",
+		Help: "Admin socket upgrades refused 503 busy: as many admin sockets were waiting to sign in as the bound allows."},
+		func() float64 { return float64(s.auth.PendingRefused()) }))
 	e.Use(s.edge)
 	s.e = e
 	s.metricsHandler = promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})

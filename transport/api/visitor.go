@@ -29,6 +29,7 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.POST("/queue/:slug/heartbeat", s.handleHeartbeat)
 	e.GET("/queue/:slug/embed.js", s.handleEmbed)
 	e.GET("/queue/:slug/enter", s.handleEnter)
+	e.HEAD("/queue/:slug/enter", s.handleEnter)
 	e.GET("/queue/:slug/pow", s.handlePow)
 	e.POST("/queue/:slug/bypass", s.handleBypass)
 	e.OPTIONS("/queue/:slug/*", s.handlePreflight)
@@ -75,9 +76,9 @@ func Health(views *node.Views) map[string]any {
 // room resolves the slug of the request to its cached room and sets the
 // CORS headers for the room's domains.
 func (s *Server) room(c echo.Context) (*node.Room, error) {
-	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
+	r, ok, err := s.lookup(c, c.Param("slug"))
 	if err != nil {
-		return nil, node.Unavailable(err)
+		return nil, err
 	}
 	if !ok {
 		return nil, errNoRoom
@@ -378,9 +379,9 @@ func (s *Server) handleHeartbeat(c echo.Context) error {
 
 func (s *Server) handlePage(c echo.Context) error {
 	slug := c.Param("slug")
-	r, ok, err := s.views.BySlug(c.Request().Context(), slug)
+	r, ok, err := s.lookup(c, slug)
 	if err != nil {
-		return node.Unavailable(err)
+		return err
 	}
 	if wantsJSON(c) {
 		if !ok {
@@ -436,9 +437,9 @@ func (s *Server) handleEmbed(c echo.Context) error {
 // handleEnter is the gateway link: below the rate straight to the shop with
 // a token, otherwise into the waiting room holding a number already.
 func (s *Server) handleEnter(c echo.Context) error {
-	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
+	r, ok, err := s.lookup(c, c.Param("slug"))
 	if err != nil {
-		return node.Unavailable(err)
+		return err
 	}
 	if !ok {
 		return s.handlePage(c)
@@ -451,6 +452,13 @@ func (s *Server) handleEnter(c echo.Context) error {
 	}
 	if target == "" {
 		return s.noTarget(c)
+	}
+	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
+	if isPreview(c.Request()) {
+		// A previewer or a prefetch: the page, which draws the number
+		// when a visitor's browser runs it. A code is redeemed only by
+		// the visitor's own request.
+		return s.redirect(c, roomURL(room, "", target, cfg.TargetURL))
 	}
 	// A valid code goes straight through, for a browser and an app alike;
 	// an invalid one falls through to the normal path with no hint.
@@ -467,7 +475,6 @@ func (s *Server) handleEnter(c echo.Context) error {
 	if wantsJSON(c) {
 		return s.handleAppState(c, r)
 	}
-	room := s.public + "/queue/" + url.PathEscape(cfg.Slug)
 	ctx := c.Request().Context()
 	// Proof of work is done on the page; so is the wait of an address
 	// over its budget, which the page's own join is then told.

@@ -200,3 +200,25 @@ func Key(a netip.Addr) string {
 	}
 	return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
 }
+
+// Wider are the groups of budget key (Key) that hold budgets of their own,
+// widest first: an IPv6 /64's /48 and /56, the blocks a site or a
+// subscriber is given, so that one holder of a prefix cannot mint a fresh
+// budget per /64 of it. An IPv4 address has none.
+func Wider(key string) []string {
+	p, err := netip.ParsePrefix(key)
+	if err != nil || !p.Addr().Is6() || p.Bits() != 64 {
+		return nil
+	}
+	return []string{
+		netip.PrefixFrom(p.Addr(), 48).Masked().String(),
+		netip.PrefixFrom(p.Addr(), 56).Masked().String(),
+	}
+}
+
+// WiderScales are the budgets of the groups Wider returns, in budgets of
+// one key: a /48 holds 32 of them and a /56 8, room for a household's or
+// an office's devices (a carrier that gives each phone a /64 of a shared
+// /48 needs its clients to come through a trusted proxy, or wider
+// budgets).
+var WiderScales = []float64{32, 8}

@@ -2,6 +2,7 @@ package clientaddr
 
 import (
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -204,4 +205,21 @@ func FuzzClient(f *testing.F) {
 		}
 		_ = Key(got)
 	})
+}
+
+func TestWider(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want []string
+	}{
+		{"2001:db8:1:2::/64", []string{"2001:db8:1::/48", "2001:db8:1::/56"}},
+		{"2001:db8:1:2ff::/64", []string{"2001:db8:1::/48", "2001:db8:1:200::/56"}},
+		{"192.0.2.1", nil},
+		{"unknown", nil},
+		{"2001:db8::/48", nil},
+	} {
+		if got := Wider(tc.key); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("Wider(%q): got %v, want %v", tc.key, got, tc.want)
+		}
+	}
 }

@@ -36,7 +36,8 @@ type addressBudget struct {
 // fields: no room is without one).
 func newAddressBudget(cfg room.AddressBudget, addrs *clientaddr.Resolver, now func() time.Time) (*addressBudget, error) {
 	cfg = cfg.Effective()
-	l, err := ratelimit.New(ratelimit.Config{Rate: cfg.PerMinute / 60, Burst: cfg.Burst, Capacity: budgetAddresses, Now: now})
+	l, err := ratelimit.New(ratelimit.Config{Rate: cfg.PerMinute / 60, Burst: cfg.Burst, Capacity: budgetAddresses, Now: now,
+		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
 	if err != nil {
 		return nil, fmt.Errorf("address budget: %w", err)
 	}

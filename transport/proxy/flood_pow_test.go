@@ -144,7 +144,10 @@ func TestFloodCapacityRoomPowAuto(t *testing.T) {
 	placed.Wait()
 	close(done)
 	vwg.Wait()
-	// Every visitor once more, one after another: the line as it stands.
+	// Every visitor once more, one after another: the line as it stands,
+	// once the room's last answers to their pages (which stand for a
+	// refresh interval) have aged.
+	time.Sleep(refresh)
 	for _, v := range vs {
 		if v.err != nil {
 			continue

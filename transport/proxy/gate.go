@@ -36,6 +36,8 @@ type gate struct {
 	budget *addressBudget
 	// pow asks new arrivals for proof of work when the room says so.
 	pow gatePow
+	// waiting bounds the grain calls of requests with a cookie.
+	waiting *waitingBudget
 
 	box atomic.Pointer[cookieBox]
 	// keyMu serialises fetching the key from the store.
@@ -65,6 +67,9 @@ func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gat
 		return nil, err
 	}
 	g.budget = b
+	if g.waiting, err = newWaitingBudget(r.AddressBudget, r.Settings.Refresh, now); err != nil {
+		return nil, err
+	}
 	g.pow.spent = spent.New(maxSpent)
 	src := r.Page
 	if src == nil {
@@ -155,6 +160,8 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		}
 		v = newVisitor()
 		v.Arrived = now
+	} else if answered, pass := g.answerKnown(w, r, v, g.now()); answered {
+		return v, pass, pass
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
@@ -170,6 +177,9 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		return v, false, g.storeError(w)
 	}
 	g.setPow(st.Pow)
+	if known {
+		g.waiting.remember(v.ID, st, g.now())
+	}
 	if st.Admitted {
 		v.Expires = st.Expires
 		g.forget(v)

@@ -133,6 +133,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 					}
 					g.secure = fr.cookieSecure
 					g.budget.addrs = fr.addrs
+					g.waiting.addrs = fr.addrs
 					gates[key] = g
 					h.gates = append(h.gates, g)
 				}

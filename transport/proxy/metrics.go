@@ -15,6 +15,10 @@ var (
 		"First requests to capacity rooms answered 503 without a place: their client address was over the room's address budget.", nil, nil)
 	powBitsDesc = prometheus.NewDesc("aditus_queue_proxy_pow_bits",
 		"Proof of work new arrivals of a capacity room must solve now, in bits (0: none), as this node last learnt it.", []string{"host", "room"}, nil)
+	waitingCachedDesc = prometheus.NewDesc("aditus_queue_proxy_waiting_cached_total",
+		"Requests with a waiting cookie answered from the room's last answer to it: they came back sooner than the room's refresh interval.", nil, nil)
+	waitingRefusalsDesc = prometheus.NewDesc("aditus_queue_proxy_waiting_refusals_total",
+		"Requests with a cookie answered 503 without asking the room: their client address was over its budget of checks.", nil, nil)
 	challengesDesc = prometheus.NewDesc("aditus_queue_proxy_pow_challenges_total",
 		"First requests to a capacity room answered with a proof-of-work challenge.", []string{"host", "room"}, nil)
 	unavailableDesc = prometheus.NewDesc("aditus_queue_proxy_rooms_unavailable",
@@ -26,13 +30,17 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- powBitsDesc
 	ch <- challengesDesc
 	ch <- unavailableDesc
+	ch <- waitingCachedDesc
+	ch <- waitingRefusalsDesc
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	var refused uint64
+	var refused, cached, waitRefused uint64
 	unavailable := 0
 	for _, g := range c.h.gates {
 		refused += g.budget.refused.Load()
+		cached += g.waiting.cached.Load()
+		waitRefused += g.waiting.refused.Load()
 		if g.unusable.Load() {
 			unavailable++
 		}
@@ -41,4 +49,6 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(refusalsDesc, prometheus.CounterValue, float64(refused))
 	ch <- prometheus.MustNewConstMetric(unavailableDesc, prometheus.GaugeValue, float64(unavailable))
+	ch <- prometheus.MustNewConstMetric(waitingCachedDesc, prometheus.CounterValue, float64(cached))
+	ch <- prometheus.MustNewConstMetric(waitingRefusalsDesc, prometheus.CounterValue, float64(waitRefused))
 }

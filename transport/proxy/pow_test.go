@@ -103,7 +103,7 @@ func TestGatePowAuto(t *testing.T) {
 		t.Fatalf("a visitor from before the flood is at %q, want 1", place(t, w))
 	}
 	checks = f.store.checks - checks
-	if checks != 1 {
+	if checks > 1 { // 0: answered from the room's last answer to it
 		t.Fatalf("a known visitor made %d store calls", checks)
 	}
 

@@ -2,9 +2,12 @@ package ratelimit
 
 import (
 	"fmt"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
 
 type clock struct{ t time.Time }
@@ -184,5 +187,51 @@ func BenchmarkAllowManyKeys(b *testing.B) {
 	for b.Loop() {
 		l.Allow(keys[i&(len(keys)-1)])
 		i++
+	}
+}
+
+// TestPrefixFloodKeepsOthersState: a client holding an IPv6 /48 sends
+// from 65,536 of its /64s into a table of 65,536 keys. It gets its /48's
+// burst (32 bursts of one key), not a fresh burst per /64, and the bucket
+// of another client that spent its burst is still there: that client is
+// not handed a new one.
+func TestPrefixFloodKeepsOthersState(t *testing.T) {
+	c := newClock()
+	const burst, capacity = 10, 1 << 16
+	l := mustNew(t, Config{Rate: 1.0 / 60, Burst: burst, Capacity: capacity, Now: c.now,
+		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
+	victim := clientaddr.Key(netip.MustParseAddr("2001:db8:ffff::1"))
+	for range burst {
+		l.Allow(victim)
+	}
+	if ok, _ := l.Allow(victim); ok {
+		t.Fatal("the victim has more than its burst")
+	}
+	allowed := 0
+	for i := range capacity {
+		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0x00, 0x01, byte(i >> 8), byte(i), 15: 1})
+		if ok, _ := l.Allow(clientaddr.Key(a)); ok {
+			allowed++
+		}
+	}
+	if allowed > burst*32 {
+		t.Fatalf("the /48 flooder got %d tokens from 65,536 /64s, want at most its /48's burst %d", allowed, burst*32)
+	}
+	if ok, _ := l.Allow(victim); ok {
+		t.Fatal("the victim's spent bucket was pushed out of the table: it has a fresh burst")
+	}
+	if l.Evicted() != 0 {
+		t.Fatalf("%d buckets evicted by one /48", l.Evicted())
+	}
+	// The /56 alone: a household's eight bursts at most.
+	in56 := 0
+	for i := range 256 {
+		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0x00, 0x02, 0x00, byte(i), 15: 1})
+		if ok, _ := l.Allow(clientaddr.Key(a)); ok {
+			in56++
+		}
+	}
+	if in56 != burst*8 {
+		t.Fatalf("a /56's 256 /64s got %d tokens, want its burst %d", in56, burst*8)
 	}
 }

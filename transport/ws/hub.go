@@ -6,8 +6,10 @@ package ws
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -86,6 +88,13 @@ const (
 
 // Hub holds every socket of this node.
 type Hub struct {
+	// AllowLookup, when set before the hub serves, charges a request's
+	// client one lookup of a room name this node does not know and says
+	// the seconds to wait when it is over its budget (api.Server's
+	// AllowLookup, so the page's API and its socket share one budget);
+	// nil: no budget.
+	AllowLookup func(r *http.Request) (ok bool, retryAfter int)
+
 	views    *node.Views
 	log      *slog.Logger
 	now      func() time.Time
@@ -243,7 +252,20 @@ func jsonError(c echo.Context, status int, code, msg string) error {
 }
 
 func (h *Hub) handleSocket(c echo.Context) error {
-	r, ok, err := h.views.BySlug(c.Request().Context(), c.Param("slug"))
+	var allow func() bool
+	retry := 0
+	if h.AllowLookup != nil {
+		allow = func() bool {
+			ok, ra := h.AllowLookup(c.Request())
+			retry = ra
+			return ok
+		}
+	}
+	r, ok, err := h.views.Lookup(c.Request().Context(), c.Param("slug"), allow)
+	if errors.Is(err, node.ErrTooManyLookups) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retry))
+		return jsonError(c, http.StatusTooManyRequests, node.CodeRateLimited, node.ErrTooManyLookups.Message)
+	}
 	if err != nil {
 		e := node.Unavailable(err)
 		c.Response().Header().Set("Retry-After", "2")
