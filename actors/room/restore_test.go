@@ -65,7 +65,7 @@ func TestRestoreKeepsTheLine(t *testing.T) {
 		t.Fatalf("jump to %d, below %d handed out by the lost node", upTo, lost[len(lost)-1])
 	}
 	waitingImage, waitingAfter := imageView.Waiting(backupAt), r.st.Waiting(restoreAt)
-	firstMinute := r.st.Serving(restoreAt+minute) - r.st.Serving(restoreAt)
+	firstMinute := r.st.Serving(restoreAt+minute) - imageView.Serving(backupAt)
 	t.Logf("waiting in the image %d, after the restore %d; admitted in the first minute %d; numbers jump to %d",
 		waitingImage, waitingAfter, firstMinute, upTo)
 	if waitingAfter != waitingImage {
