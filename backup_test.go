@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/base64"
+	be "encoding/binary"
 	"encoding/json"
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -111,27 +114,15 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 		t.Fatalf("token: %d %v", st, tok)
 	}
 
-	load := startJoinLoad(s.base, "onsale")
-	waitJoins(t, load, 1000)
-	waiting := load.lastTicket()
-	out, err := exec.Command(binary(t), "backup", "--data-dir", dir, "--to", image).CombinedOutput()
-	if err != nil {
-		t.Fatalf("backup: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
-	waitJoins(t, load, load.joins()+500) // numbers the image cannot know
-	load.end()
-	s.term()
+	load, waiting := backupUnderLoad(t, s, "--data-dir", dir, "--to", image)
 	before, lost := load.max, load.last
 
-	out, err = exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput()
+	out, err := exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput()
 	if err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
-	if !strings.Contains(string(out), "onsale") {
-		t.Fatalf("restore did not name the room:\n%s", out)
-	}
+	checkJumped(t, string(out), lost)
 	s2 := startServer(t, restored, freeAddr(t), "--admin-token", admin)
 	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
 	if st != 200 {
@@ -187,6 +178,54 @@ func checkReturned(t *testing.T, s *server, lost string) {
 			t.Fatalf("the ticket of the jump was not placed within 30 s: %v, a later join %v", again, j)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// backupUnderLoad runs `aditus-queue backup` with args while visitors join
+// room onsale of s, then joins on past what the image can know and stops
+// s. It returns the load and the ticket of a visitor who was waiting when
+// the backup was taken.
+func backupUnderLoad(t *testing.T, s *server, args ...string) (*joinLoad, string) {
+	t.Helper()
+	load := startJoinLoad(s.base, "onsale")
+	waitJoins(t, load, 1000)
+	waiting := load.lastTicket()
+	out, err := exec.Command(binary(t), append([]string{"backup"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	joinPast(t, load)
+	load.end()
+	s.term()
+	return load, waiting
+}
+
+// joinPast joins for three seconds and 500 joins more: past the blocks
+// the image had reserved (about a second of joins each, at most two ahead).
+func joinPast(t *testing.T, l *joinLoad) {
+	t.Helper()
+	n := l.joins() + 500
+	time.Sleep(3 * time.Second)
+	waitJoins(t, l, n)
+}
+
+// checkJumped checks that restore's output names the room and that the
+// ticket lost, of the lost node, is a number of the jump: above every
+// number the image knew of.
+func checkJumped(t *testing.T, out, lost string) {
+	t.Helper()
+	m := regexp.MustCompile(`onsale +numbers known up to (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("restore did not name the room:\n%s", out)
+	}
+	known, _ := strconv.ParseUint(m[1], 10, 64)
+	b, err := base64.RawURLEncoding.DecodeString(lost)
+	if err != nil || len(b) < 8 {
+		t.Fatalf("ticket %q: %v", lost, err)
+	}
+	if n := be.BigEndian.Uint64(b[:8]); n <= known {
+		t.Fatalf("the lost node's last number %d is not above the %d the image knew of", n, known)
 	}
 }
 
