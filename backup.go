@@ -122,12 +122,16 @@ func runRestore(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	l, err := installBackup(ctx, *from, *dataDir, m, kf)
+	l, streams, err := installBackup(ctx, *from, *dataDir, m, kf)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
 	rooms, err := node.JumpRestoredRooms(ctx, l, now.Sub(m.TakenAt), *rate, now)
+	var held []node.RestoredCapacity
+	if err == nil {
+		held, err = node.HoldRestoredCapacity(ctx, l, streams, now)
+	}
 	if cerr := l.Close(); err == nil {
 		err = cerr
 	}
@@ -138,6 +142,9 @@ func runRestore(ctx context.Context, args []string, out io.Writer) error {
 		m.TakenAt.Format(time.RFC3339), *dataDir, now.Sub(m.TakenAt).Round(time.Second), *rate)
 	for _, r := range rooms {
 		fmt.Fprintf(out, "  %-30s numbers known up to %d, next number %d\n", r.Slug, r.Known, r.UpTo+1)
+	}
+	for _, c := range held {
+		fmt.Fprintf(out, "  capacity room %s: %d inside, %d waiting, %d free slots held for a session\n", c.ID, c.Inside, c.Waiting, c.Held)
 	}
 	return nil
 }
@@ -158,38 +165,59 @@ func readManifest(from string) (manifest, error) {
 }
 
 // installBackup copies the backup into the target log and the key files
-// into dataDir, and returns the target log, open.
-func installBackup(ctx context.Context, from, dataDir string, m manifest, kf kafkaFlags) (persistence.Log, error) {
+// into dataDir, and returns the target log, open, and the streams of the
+// image.
+func installBackup(ctx context.Context, from, dataDir string, m manifest, kf kafkaFlags) (persistence.Log, []string, error) {
 	if m.Log == "" && *kf.log == "kafka" {
-		return nil, errors.New("a backup of the embedded log restores into a data directory: leave out --log kafka")
+		return nil, nil, errors.New("a backup of the embedded log restores into a data directory: leave out --log kafka")
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	logDir := filepath.Join(dataDir, "log")
 	if m.Log == "" {
 		// The copy checks the image as it installs it.
-		if _, err := filelog.Backup(filepath.Join(from, "log"), filepath.Join(dataDir, "log")); err != nil {
-			return nil, fmt.Errorf("install %s: %w", from, err)
+		if _, err := filelog.Backup(filepath.Join(from, "log"), logDir); err != nil {
+			return nil, nil, fmt.Errorf("install %s: %w", from, err)
 		}
 	}
 	if err := copyKeyFiles(from, dataDir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var l persistence.Log
 	kl, err := kf.open(ctx)
 	if kl != nil {
 		l = kl
 	} else if err == nil {
-		l, err = filelog.Open(filepath.Join(dataDir, "log"))
+		l, err = filelog.Open(logDir)
 	}
-	if err != nil || m.Log == "" {
-		return l, err
+	if err != nil {
+		return nil, nil, err
 	}
-	if _, _, err := loadImage(ctx, from, l); err != nil {
+	var streams []string
+	if m.Log == "" {
+		streams, err = fileStreams(logDir)
+	} else if streams, err = loadImage(ctx, from, l); err != nil {
+		err = fmt.Errorf("load the image of %s: %w", from, err)
+	}
+	if err != nil {
 		l.Close()
-		return nil, fmt.Errorf("load the image of %s: %w", from, err)
+		return nil, nil, err
 	}
-	return l, nil
+	return l, streams, nil
+}
+
+// fileStreams names the streams of the embedded log in dir.
+func fileStreams(dir string) ([]string, error) {
+	in, err := filelog.Inspect(dir, 0, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(in.Streams))
+	for _, s := range in.Streams {
+		out = append(out, s.Name)
+	}
+	return out, nil
 }
 
 func copyKeyFiles(from, to string) error {

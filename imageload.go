@@ -13,7 +13,7 @@ import (
 )
 
 // loadImage copies the image in dir into l, whose streams must all be
-// empty, and returns how many streams and records it wrote. The target
+// empty, and returns the streams it wrote. The target
 // hands out its own offsets, so the activation markers' offsets change:
 // every record's and snapshot's "epoch" (the offset of the marker of the
 // activation that wrote it, in every kind of stream) is rewritten to the
@@ -21,7 +21,7 @@ import (
 // record it covered (none, when retention had dropped them all). An epoch
 // whose marker retention dropped becomes a negative number of its own,
 // below every new marker, so fencing judges the records as before.
-func loadImage(ctx context.Context, dir string, l persistence.Log) (streams, records int, err error) {
+func loadImage(ctx context.Context, dir string, l persistence.Log) ([]string, error) {
 	snaps := map[string]imageLine{}
 	names := map[string]*imageStream{}
 	if err := readImage(filepath.Join(dir, imageSnapshots), func(s imageLine) error {
@@ -29,7 +29,7 @@ func loadImage(ctx context.Context, dir string, l persistence.Log) (streams, rec
 		names[s.Stream] = newImageStream(s.Offset)
 		return nil
 	}); err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	events := filepath.Join(dir, imageEvents)
 	if err := readImage(events, func(r imageLine) error {
@@ -38,16 +38,15 @@ func loadImage(ctx context.Context, dir string, l persistence.Log) (streams, rec
 		}
 		return nil
 	}); err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	for name := range names {
 		if err := untilAvailable(ctx, func() error { return checkEmpty(ctx, l, name) }); err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 	}
 	var b imageBatch
-	err = readImage(events, func(r imageLine) error {
-		records++
+	err := readImage(events, func(r imageLine) error {
 		s := names[r.Stream]
 		data, marker, err := s.rewrite(r.Data)
 		if err != nil {
@@ -68,19 +67,23 @@ func loadImage(ctx context.Context, dir string, l persistence.Log) (streams, rec
 		err = b.flush(ctx, l, names)
 	}
 	if err != nil {
-		return 0, records, err
+		return nil, err
 	}
 	for name, s := range snaps {
 		st := names[name]
 		data, _, err := st.rewrite(s.Data)
 		if err != nil {
-			return 0, records, fmt.Errorf("snapshot of %s: %w", name, err)
+			return nil, fmt.Errorf("snapshot of %s: %w", name, err)
 		}
 		if err := l.SaveSnapshot(ctx, name, persistence.Snapshot{Offset: st.covered, Data: data}); err != nil {
-			return 0, records, err
+			return nil, err
 		}
 	}
-	return len(names), records, nil
+	out := make([]string, 0, len(names))
+	for name := range names {
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 // untilAvailable runs op until it succeeds or fails for another reason
