@@ -18,12 +18,14 @@ const maxPendingReturns = 4096
 // them.
 func (g *roomGrain) placeReturns(numbers []uint64) {
 	for _, n := range numbers {
+		if !g.st.Unplaced(n) || slices.Contains(g.returns, n) {
+			continue
+		}
 		if len(g.returns) >= maxPendingReturns {
-			break
+			g.refuseReturn()
+			continue
 		}
-		if g.st.Unplaced(n) && !slices.Contains(g.returns, n) {
-			g.returns = append(g.returns, n)
-		}
+		g.returns = append(g.returns, n)
 	}
 	if len(g.returns) == 0 || g.returning {
 		return
@@ -35,6 +37,9 @@ func (g *roomGrain) placeReturns(numbers []uint64) {
 			e, err := g.st.Return(g.returns[0], now)
 			if errors.Is(err, room.ErrNeedBlock) {
 				break
+			}
+			if errors.Is(err, room.ErrReturnsFull) {
+				g.refuseReturn()
 			}
 			g.returns = g.returns[1:]
 			evs = append(evs, e...)
@@ -53,4 +58,10 @@ func (g *roomGrain) placeReturns(numbers []uint64) {
 			g.placeReturns(nil)
 		}
 	}})
+}
+
+func (g *roomGrain) refuseReturn() {
+	if m := g.deps.Metrics; m != nil {
+		m.ReturnsRefused.Inc()
+	}
 }

@@ -157,6 +157,24 @@ func TestRestoreDrawCoversOnlyPlaces(t *testing.T) {
 	}
 }
 
+// The places given to returning jump tickets are bounded: past
+// MaxReturned a return is refused, and the ticket holds no place.
+func TestReturnsBounded(t *testing.T) {
+	g := newRoom(t, baseConfig(), at(0), 1)
+	g.mustJoin(at(0))
+	img := g.backup()
+	r, upTo := restore(t, img, g.id, at(0), at(hour), 1e6, room.MaxReturned+10)
+	for n := upTo - room.MaxReturned; n < upTo; n++ {
+		r.giveBack(n, at(hour))
+	}
+	if _, err := r.st.Return(upTo, at(hour)); !errors.Is(err, room.ErrReturnsFull) {
+		t.Fatalf("return past the bound: %v", err)
+	}
+	if !r.st.Unplaced(upTo) || r.st.StatusOf(upTo, at(2*hour)).Admitted {
+		t.Fatal("a refused return holds a place")
+	}
+}
+
 func TestJumpAfterRestoreBounds(t *testing.T) {
 	g := newRoom(t, baseConfig(), at(0), 100)
 	g.mustJoin(at(0))
