@@ -9,7 +9,8 @@ package capacity
 // is let in on a slot the lost node may have given, so never more than
 // Active are inside. Visitors the lost node queued come back unknown and
 // take the end of the line then, as a returning ticket of a waiting
-// room's jump does (docs/architecture.md, "Restore keeps the line").
+// room's jump does (docs/architecture.md, "Durability and fencing",
+// backups).
 
 // TypeRestored holds the slots the image saw free (Held) until Until.
 const TypeRestored = "restored"

@@ -8,7 +8,7 @@ import (
 
 // A restore from a backup cannot know the numbers the lost node handed out
 // after the backup was taken, so it makes them nobody's (docs/architecture.md,
-// "Restore keeps the line"):
+// "Durability and fencing", backups):
 //
 //   - the room's numbers jump from the highest the image knows of (its
 //     highest reservation) past all the lost node may have handed out;
