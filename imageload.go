@@ -45,28 +45,7 @@ func loadImage(ctx context.Context, dir string, l persistence.Log) ([]string, er
 			return nil, err
 		}
 	}
-	var b imageBatch
-	err := readImage(events, func(r imageLine) error {
-		s := names[r.Stream]
-		data, marker, err := s.rewrite(r.Data)
-		if err != nil {
-			return fmt.Errorf("record %d of %s: %w", r.Offset, r.Stream, err)
-		}
-		if b.stream != r.Stream || len(b.data) >= imageBatchSize {
-			if err := b.flush(ctx, l, names); err != nil {
-				return err
-			}
-		}
-		b.add(r.Stream, r.Offset, data, marker)
-		if marker {
-			return b.flush(ctx, l, names)
-		}
-		return nil
-	})
-	if err == nil {
-		err = b.flush(ctx, l, names)
-	}
-	if err != nil {
+	if err := copyRecords(ctx, events, l, names); err != nil {
 		return nil, err
 	}
 	for name, s := range snaps {
@@ -102,6 +81,33 @@ func untilAvailable(ctx context.Context, op func() error) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// copyRecords appends the records of the image file events to l, stream
+// by stream in batches, with their epochs rewritten.
+func copyRecords(ctx context.Context, events string, l persistence.Log, names map[string]*imageStream) error {
+	var b imageBatch
+	err := readImage(events, func(r imageLine) error {
+		s := names[r.Stream]
+		data, marker, err := s.rewrite(r.Data)
+		if err != nil {
+			return fmt.Errorf("record %d of %s: %w", r.Offset, r.Stream, err)
+		}
+		if b.stream != r.Stream || len(b.data) >= imageBatchSize {
+			if err := b.flush(ctx, l, names); err != nil {
+				return err
+			}
+		}
+		b.add(r.Stream, r.Offset, data, marker)
+		if marker {
+			return b.flush(ctx, l, names)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return b.flush(ctx, l, names)
 }
 
 func checkEmpty(ctx context.Context, l persistence.Log, name string) error {
