@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/base64"
+	be "encoding/binary"
 	"encoding/json"
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,9 +23,11 @@ type joinLoad struct {
 	max     float64
 	count   int
 	tickets []string
-	grew    chan struct{} // signalled after each join
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	// last is the ticket of the highest number seen.
+	last string
+	grew chan struct{} // signalled after each join
+	stop chan struct{}
+	wg   sync.WaitGroup
 }
 
 func startJoinLoad(base, slug string) *joinLoad {
@@ -46,6 +51,9 @@ func startJoinLoad(base, slug string) *joinLoad {
 				res.Body.Close()
 				if n, ok := m["number"].(float64); ok {
 					j.mu.Lock()
+					if n > j.max {
+						j.last = m["ticket"].(string)
+					}
 					j.max, j.count = max(j.max, n), j.count+1
 					if len(j.tickets) < 5 {
 						j.tickets = append(j.tickets, m["ticket"].(string))
@@ -68,6 +76,12 @@ func (j *joinLoad) joins() int {
 	return j.count
 }
 
+func (j *joinLoad) lastTicket() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.last
+}
+
 func (j *joinLoad) end() {
 	close(j.stop)
 	j.wg.Wait()
@@ -75,7 +89,10 @@ func (j *joinLoad) end() {
 
 // A backup taken while visitors join, restored into a new node after more
 // joins: the new node hands out numbers above every number handed out
-// before, and tickets, tokens and keys from before still work.
+// before, and tickets, tokens and keys from before still work. The line is
+// kept: a visitor waiting in the image still waits after the restore, and
+// a ticket the lost node handed out after the backup is placed when it
+// comes back, ahead of everyone who joins after that.
 func TestBackupRestoreEndToEnd(t *testing.T) {
 	dir, image, restored := t.TempDir(), filepath.Join(t.TempDir(), "backup"), filepath.Join(t.TempDir(), "data")
 	const admin = "backup-admin-token-of-24-chars"
@@ -97,26 +114,15 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 		t.Fatalf("token: %d %v", st, tok)
 	}
 
-	load := startJoinLoad(s.base, "onsale")
-	waitJoins(t, load, 200)
-	out, err := exec.Command(binary(t), "backup", "--data-dir", dir, "--to", image).CombinedOutput()
-	if err != nil {
-		t.Fatalf("backup: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
-	waitJoins(t, load, load.joins()+500) // numbers the image cannot know
-	load.end()
-	s.term()
-	before := load.max
+	load, waiting := backupUnderLoad(t, s, "--data-dir", dir, "--to", image)
+	before, lost := load.max, load.last
 
-	out, err = exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput()
+	out, err := exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput()
 	if err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
-	if !strings.Contains(string(out), "onsale") {
-		t.Fatalf("restore did not name the room:\n%s", out)
-	}
+	checkJumped(t, string(out), lost)
 	s2 := startServer(t, restored, freeAddr(t), "--admin-token", admin)
 	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
 	if st != 200 {
@@ -130,6 +136,10 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 			t.Fatalf("ticket from before the backup: %d %v", st, m)
 		}
 	}
+	if st, m := s2.call("GET", "/queue/onsale/status?ticket="+waiting, "", nil); st != 200 || m["admitted"] != false {
+		t.Fatalf("a visitor waiting in the image after the restore: %d %v", st, m)
+	}
+	checkReturned(t, s2, lost)
 	if st, m := s2.call("GET", "/queue/onsale/verify?token="+tok["token"].(string), "", nil); st != 200 || m["valid"] != true {
 		t.Fatalf("token from before the backup: %d %v", st, m)
 	}
@@ -142,6 +152,80 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	}
 	if out, err := exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput(); err == nil {
 		t.Fatalf("restore into a data directory in use succeeded:\n%s", out)
+	}
+}
+
+// checkReturned: the ticket lost, handed out by the lost node after the
+// backup, is placed once it comes back: its position then stays ahead of
+// every later join.
+func checkReturned(t *testing.T, s *server, lost string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, m := s.call("GET", "/queue/onsale/status?ticket="+lost, "", nil)
+		if st != 200 || m["admitted"] != false {
+			t.Fatalf("a ticket of the jump after the restore: %d %v", st, m)
+		}
+		st, j := s.call("POST", "/queue/onsale/join", "", nil)
+		if st != 200 {
+			t.Fatalf("join: %d %v", st, j)
+		}
+		_, again := s.call("GET", "/queue/onsale/status?ticket="+lost, "", nil)
+		if again["ahead"].(float64) < j["ahead"].(float64) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ticket of the jump was not placed within 30 s: %v, a later join %v", again, j)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// backupUnderLoad runs `aditus-queue backup` with args while visitors join
+// room onsale of s, then joins on past what the image can know and stops
+// s. It returns the load and the ticket of a visitor who was waiting when
+// the backup was taken.
+func backupUnderLoad(t *testing.T, s *server, args ...string) (*joinLoad, string) {
+	t.Helper()
+	load := startJoinLoad(s.base, "onsale")
+	waitJoins(t, load, 1000)
+	waiting := load.lastTicket()
+	out, err := exec.Command(binary(t), append([]string{"backup"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	joinPast(t, load)
+	load.end()
+	s.term()
+	return load, waiting
+}
+
+// joinPast joins for three seconds and 500 joins more: past the blocks
+// the image had reserved (about a second of joins each, at most two ahead).
+func joinPast(t *testing.T, l *joinLoad) {
+	t.Helper()
+	n := l.joins() + 500
+	time.Sleep(3 * time.Second)
+	waitJoins(t, l, n)
+}
+
+// checkJumped checks that restore's output names the room and that the
+// ticket lost, of the lost node, is a number of the jump: above every
+// number the image knew of.
+func checkJumped(t *testing.T, out, lost string) {
+	t.Helper()
+	m := regexp.MustCompile(`onsale +numbers known up to (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("restore did not name the room:\n%s", out)
+	}
+	known, _ := strconv.ParseUint(m[1], 10, 64)
+	b, err := base64.RawURLEncoding.DecodeString(lost)
+	if err != nil || len(b) < 8 {
+		t.Fatalf("ticket %q: %v", lost, err)
+	}
+	if n := be.BigEndian.Uint64(b[:8]); n <= known {
+		t.Fatalf("the lost node's last number %d is not above the %d the image knew of", n, known)
 	}
 }
 

@@ -50,7 +50,7 @@ func main() {
 			os.Exit(1)
 		}
 	case "backup":
-		if err := runBackup(os.Args[2:], os.Stdout); err != nil {
+		if err := runBackup(ctx, os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "aditus-queue backup:", err)
 			os.Exit(1)
 		}

@@ -26,8 +26,11 @@ type Event struct {
 	// At: a provisional place confirmed by the visitor's return keeps its
 	// arrival order. Zero: the visitor arrived At, at the end of the line.
 	Arrived int64 `json:"arrived,omitempty"`
-	// Until is when an admitted visitor's slot ends unless renewed.
+	// Until is when an admitted visitor's slot ends unless renewed, or
+	// when a restore's hold ends (restored).
 	Until int64 `json:"until,omitempty"`
+	// Held is how many slots a restore holds (restored).
+	Held int `json:"held,omitempty"`
 	// IDs are the slot holders whose session ended (expired).
 	IDs []string `json:"ids,omitempty"`
 	// Left are the waiters who stopped checking (expired).

@@ -28,6 +28,7 @@ func TestGolden(t *testing.T) {
 			Pow: PowAuto{PerMinute: 600, Bits: 14, MaxBits: 20}}},
 		{Type: TypePow, Epoch: 7, At: at, Pow: &rate.PowLevel{Bits: 15}, Reason: "arrivals 1500 a minute passed pow_auto's 600 a minute: proof of work at 15 bits"},
 		{Type: TypePow, Epoch: 7, At: at, Pow: &rate.PowLevel{}, Reason: "lifted"},
+		{Type: TypeRestored, Epoch: 7, At: at, Held: 120, Until: at + int64(5*time.Minute)},
 	}
 	var buf bytes.Buffer
 	for i := range evs {

@@ -31,7 +31,7 @@ func (t *Table) Arrive(id string, now int64) []Event {
 	}
 	evs := t.Expire(now)
 	gone, left := expired(evs)
-	free := t.Settings.Active - (len(t.Inside) - len(gone))
+	free := t.free(gone, now)
 	if t.line.len()-len(left) == 0 && free > 0 {
 		until := now + int64(min(t.Settings.Session, t.Settings.ProvisionalWindow()))
 		return append(evs, Event{Type: TypeAdmitted, At: now, ID: id, Until: until})
@@ -63,7 +63,7 @@ func (t *Table) Confirm(id string, arrived, now int64) []Event {
 	}
 	evs := t.Expire(now)
 	gone, left := expired(evs)
-	free := t.Settings.Active - (len(t.Inside) - len(gone))
+	free := t.free(gone, now)
 	ahead := t.line.before(arrived)
 	for w := range left {
 		if t.line.arrival(w) <= arrived {

@@ -95,6 +95,10 @@ type Table struct {
 	KeySealed []byte `json:"keySealed,omitempty"`
 	// Pow is the automatic proof of work in force (nil: none).
 	Pow *rate.PowLevel `json:"pow,omitempty"`
+	// Held slots stay free for nobody until HeldUntil: a restore holds
+	// those the lost node may have given (restore.go).
+	Held      int   `json:"held,omitempty"`
+	HeldUntil int64 `json:"heldUntil,omitempty"`
 
 	// line is the waiting visitors in arrival order (Waiting; "line" in
 	// the JSON of a snapshot).
@@ -122,12 +126,14 @@ type tableJSON struct {
 	LineAt    []int64          `json:"lineAt,omitempty"`
 	KeySealed []byte           `json:"keySealed,omitempty"`
 	Pow       *rate.PowLevel   `json:"pow,omitempty"`
+	Held      int              `json:"held,omitempty"`
+	HeldUntil int64            `json:"heldUntil,omitempty"`
 }
 
 // MarshalJSON encodes the table for a snapshot.
 func (t *Table) MarshalJSON() ([]byte, error) {
 	t.init()
-	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed, t.Pow})
+	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed, t.Pow, t.Held, t.HeldUntil})
 }
 
 // UnmarshalJSON restores a snapshot; call Recovered after replay.
@@ -137,6 +143,7 @@ func (t *Table) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	t.Epoch, t.Settings, t.Inside, t.KeySealed, t.Pow = j.Epoch, j.Settings, j.Inside, j.KeySealed, j.Pow
+	t.Held, t.HeldUntil = j.Held, j.HeldUntil
 	t.line = newLine()
 	t.line.rebuild(j.Line, j.LineAt)
 	t.seen = map[string]int64{}
@@ -200,7 +207,7 @@ func (t *Table) Check(id string, now int64) []Event {
 		t.Inside[id] = max(t.Inside[id], until)
 		return evs
 	}
-	free := t.Settings.Active - (len(t.Inside) - len(gone))
+	free := t.free(gone, now)
 	if ahead, ok := t.line.ahead(id); ok && !left[id] {
 		t.seen[id] = now
 		mine := ahead
@@ -320,6 +327,8 @@ func (t *Table) apply(e Event) {
 		t.Settings = *e.Settings
 	case TypeKeyed:
 		t.KeySealed = e.KeySealed
+	case TypeRestored:
+		t.Held, t.HeldUntil = e.Held, e.Until
 	case TypePow:
 		if t.Pow = nil; e.Pow != nil && e.Pow.Bits > 0 {
 			lv := *e.Pow

@@ -135,7 +135,9 @@ func (g *roomGrain) grantBatch(w batchWaiter) bool {
 	g.dirty = true
 	if g.st.Config.Abandon.Enabled {
 		for n := first; n < first+w.req.Count; n++ {
-			g.presence.Seen(n, now)
+			if c, ok := g.st.PlaceOf(n); ok {
+				g.presence.Seen(c, now)
+			}
 		}
 	}
 	if g.deps.Metrics != nil {

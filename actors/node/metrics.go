@@ -16,6 +16,10 @@ type Metrics struct {
 	// RoomsUnavailable counts the rooms this node holds a view of but does
 	// not serve, because their keys do not open with its master key.
 	RoomsUnavailable prometheus.Gauge
+	// ReturnsRefused counts tickets of a restore's jump that came back and
+	// were not placed: the room's bound of returns, or of returns waiting
+	// to be written, was reached (room_returns.go).
+	ReturnsRefused prometheus.Counter
 }
 
 // NewMetrics registers the grain counters with reg.
@@ -29,7 +33,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.RoomsUnavailable = prometheus.NewGauge(prometheus.GaugeOpts{Name: "aditus_queue_rooms_unavailable",
 		Help: "Rooms this node does not serve because their keys do not open with its master key."})
-	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses, m.RoomsUnavailable)
+	m.ReturnsRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_restore_returns_refused_total",
+		Help: "Tickets of a restore's jump that came back and were not placed (bound reached); their holders join again."})
+	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses, m.RoomsUnavailable, m.ReturnsRefused)
 	m.Rooms = newRoomGauges(reg)
 	return m
 }

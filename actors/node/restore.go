@@ -75,7 +75,7 @@ func jumpRoom(ctx context.Context, l persistence.Log, id string, elapsed time.Du
 	}
 	r := RestoredRoom{ID: id, Known: max(st.Reserved, st.Issued)}
 	r.UpTo = st.JumpAfterRestore(elapsed.Seconds(), maxJoinsPerSecond)
-	evs := st.DecideJump(r.UpTo, now.UnixNano())
+	evs := st.DecideJump(r.UpTo, now.Add(-elapsed).UnixNano(), now.UnixNano())
 	b, err := evs[0].Encode()
 	if err != nil {
 		return r, false, err

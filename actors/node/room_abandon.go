@@ -21,13 +21,15 @@ const (
 
 // seen records presence reports (a join is the first). Numbers never
 // issued are ignored: a report must not make the memory grow for nobody.
+// Presence counts places: a jump number not yet placed is placed first.
 func (g *roomGrain) seen(numbers []uint64, now int64) {
+	g.placeReturns(numbers)
 	if !g.st.Config.Abandon.Enabled {
 		return
 	}
 	for _, n := range numbers {
-		if n <= g.st.Issued {
-			g.presence.Seen(n, now)
+		if c, ok := g.st.PlaceOf(n); ok && n <= g.st.Issued {
+			g.presence.Seen(c, now)
 		}
 	}
 }

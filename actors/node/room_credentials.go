@@ -19,6 +19,7 @@ import (
 // tokenFor mints the admission token of number n if it is admitted.
 func (g *roomGrain) tokenFor(n uint64, now int64) *wire.Response {
 	if _, err := g.st.Admit(n, now); err != nil {
+		g.placeReturns([]uint64{n})
 		return errResponse(err)
 	}
 	return g.mint(n, false, time.Unix(0, now))

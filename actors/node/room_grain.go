@@ -77,6 +77,11 @@ type roomGrain struct {
 	abandonAt  time.Time
 	abandoning bool
 
+	// returns are jump numbers whose tickets came back, waiting to be
+	// placed (room_returns.go).
+	returns   []uint64
+	returning bool
+
 	// stats samples the dashboard figures once a second.
 	stats roomStats
 	// powAuto asks for proof of work under pressure (pow.auto).

@@ -22,7 +22,8 @@ const MaxAbandonScan = 1 << 17
 
 // Presence is the grain's memory of when each waiting number was last seen
 // (heartbeat, socket, or its join): four bytes per number that no scan has
-// examined yet. Numbers behind the scan cursor are dropped as the window
+// examined yet. It counts places (View.PlaceOf): a number with the numbers
+// of a restore's jump taken out, so the jump costs no memory. Numbers behind the scan cursor are dropped as the window
 // passes. The zero value is not ready; use NewPresence. Not safe for
 // concurrent use: it lives in the grain.
 type Presence struct {
@@ -129,8 +130,8 @@ func (p *Presence) Examined(v *View, cursor uint64) {
 // Tracked returns how many numbers the memory holds (for metrics and tests).
 func (p *Presence) Tracked() int { return len(p.seen) }
 
-// firstUnexamined returns the lowest number whose position may be above
-// cursor. Outside a draw a number is its own position; inside a draw that
+// firstUnexamined returns the lowest place whose position may be above
+// cursor. Outside a draw a place is its own position; inside a draw that
 // the cursor has entered but not left, any number of it may still be ahead.
 func (v *View) firstUnexamined(cursor uint64) uint64 {
 	for i := len(v.Draws) - 1; i >= 0; i-- {
@@ -163,10 +164,10 @@ func (s *State) DecideAbandon(p *Presence, now int64, ahead time.Duration) ([]Ev
 	// Silent for longer than the grace period: last seen before deadline.
 	deadline := int64(unixSeconds(now)) - int64(s.Config.Abandon.GraceSeconds)
 	var count uint64
-	pos := start
-	for pos < s.Issued && pos-start < MaxAbandonScan && float64(pos+1) <= serving+float64(count)+reach {
+	pos, places := start, s.Places()
+	for pos < places && pos-start < MaxAbandonScan && float64(pos+1) <= serving+float64(count)+reach {
 		pos++
-		if int64(p.LastSeen(s.NumberAt(pos))) < deadline {
+		if int64(p.LastSeen(s.PlaceAt(pos))) < deadline {
 			count++
 		}
 	}

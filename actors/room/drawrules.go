@@ -114,10 +114,12 @@ func (s *State) DecideDraw(now int64, in DrawInput) ([]Event, error) {
 	if !c.CheckKey(in.Key) {
 		return nil, ErrDrawKey
 	}
-	d := &Draw{From: s.Armed.From, To: s.Issued, Key: append([]byte(nil), in.Key...), At: now,
+	// The draw orders places: numbers a restore made nobody's are not in
+	// it (restore.go).
+	d := &Draw{From: s.compact(s.Armed.From), To: s.Places(), Key: append([]byte(nil), in.Key...), At: now,
 		Version: DrawVersion, Commit: c, ClosedAt: now}
 	if cl := s.Armed.Closed; cl != nil {
-		d.To, d.ClosedAt = cl.To, cl.At
+		d.To, d.ClosedAt = s.compact(cl.To), cl.At
 	}
 	var randomness []byte
 	switch {

@@ -45,6 +45,8 @@ type Event struct {
 	Deleted       *struct{}      `json:"deleted,omitempty"`
 	RateAdjusted  *RateChange    `json:"rateAdjusted,omitempty"`
 	HealthTested  *HealthTested  `json:"healthTested,omitempty"`
+	Restored      *Restored      `json:"restored,omitempty"`
+	Returned      *Returned      `json:"returned,omitempty"`
 }
 
 // Event types.
@@ -67,6 +69,8 @@ const (
 	TypeDeleted       = "deleted"
 	TypeRateAdjusted  = "rateAdjusted"
 	TypeHealthTested  = "healthTested"
+	TypeRestored      = "restored"
+	TypeReturned      = "returned"
 )
 
 // HealthTested records a passing health-check test of URL; enabling the

@@ -68,6 +68,9 @@ func goldenEvents() []room.Event {
 				Reason: "responseMs is 812: cut by 25%", Observed: map[string]float64{"responseMs": 812, "status": 200}, Failures: 0,
 				Pow: &room.PowLevel{Bits: 16}}},
 		{Type: room.TypeHealthTested, Epoch: 7, At: at, Actor: "admin", HealthTested: &room.HealthTested{URL: "https://shop.example/health"}},
+		{Type: room.TypeRestored, Epoch: 7, At: at, Line: line,
+			Restored: &room.Restored{Jump: room.Jump{From: 9000, To: 600009000}, TakenAt: at - int64(10*time.Minute)}},
+		{Type: room.TypeReturned, Epoch: 7, At: at, Returned: &room.Returned{Number: 9500, As: 600009001}},
 		{Type: room.TypeDeleted, Epoch: 7, At: at, Actor: "admin", Deleted: &struct{}{}},
 	}
 }
@@ -90,7 +93,7 @@ var allTypes = []string{
 	room.TypeActivated, room.TypeCreated, room.TypeReserved, room.TypeCheckpoint, room.TypeConfigured,
 	room.TypeSecretRotated, room.TypeKeyAdded, room.TypeKeyRemoved, room.TypeCodeAdded, room.TypeCodeChanged,
 	room.TypeCodeRemoved, room.TypeCodeRedeemed, room.TypeDrawn, room.TypeAbandoned, room.TypeDeleted,
-	room.TypeRateAdjusted, room.TypeHealthTested, room.TypeDrawClosed,
+	room.TypeRateAdjusted, room.TypeHealthTested, room.TypeDrawClosed, room.TypeRestored, room.TypeReturned,
 }
 
 // TestGoldenEvents fails on any change of the event encoding: what stands in

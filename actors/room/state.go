@@ -217,6 +217,10 @@ func (s *State) Apply(offset int64, e Event) {
 		}
 	case TypeRateAdjusted:
 		s.applyRateAdjusted(e)
+	case TypeRestored:
+		s.applyRestored(e.Restored)
+	case TypeReturned:
+		s.applyReturned(e.Returned)
 	case TypeHealthTested:
 		s.HealthPassed = e.HealthTested.URL
 		s.audit(e, "health-check-passed", e.HealthTested.URL)
@@ -366,10 +370,11 @@ func (s *State) configure(base Config, p Phase, now int64, actor string, dk Draw
 	case armed && s.Armed.Closed == nil:
 		c.Recommit = s.Armed.Commit.moved(cfg.OpensAt, now)
 	}
-	line := modeLine(s.normalized(now).anchor(now, lineRate(&cfg, armed)), &s.Config, &cfg, s.Issued, s.Armed != nil)
-	if c.Arm != nil && line.Base > float64(s.Issued) {
+	places := s.Places()
+	line := modeLine(s.normalized(now).anchor(now, lineRate(&cfg, armed)), &s.Config, &cfg, places, s.Armed != nil)
+	if c.Arm != nil && line.Base > float64(places) {
 		// Nobody in the coming pre-queue may pass before the opening.
-		line.Base = float64(s.Issued)
+		line.Base = float64(places)
 	}
 	e := s.event(TypeConfigured, now, actor)
 	e.Configured = c
@@ -400,7 +405,7 @@ func (s *State) DecideOpen(now int64, key []byte) []Event {
 
 func (s *State) drawEvents(now int64, key []byte) []Event {
 	e := s.event(TypeDrawn, now, "")
-	e.Drawn = &Draw{From: s.Armed.From, To: s.Issued, Key: key, At: now}
+	e.Drawn = &Draw{From: s.compact(s.Armed.From), To: s.Places(), Key: key, At: now}
 	line := Line{Base: s.Line.Base, T0: now, Rate: lineRate(&s.Config, false)}
 	e.Line = &line
 	return []Event{e}

@@ -35,6 +35,11 @@ type View struct {
 	Armed *Arm `json:"armed,omitempty"`
 	// Abandoned counts numbers skipped as abandoned.
 	Abandoned uint64 `json:"abandoned"`
+	// Jumps are the numbers restores made nobody's, oldest first, and
+	// Returned the places given to those whose tickets came back
+	// (restore.go).
+	Jumps    []Jump            `json:"jumps,omitempty"`
+	Returned map[uint64]uint64 `json:"returned,omitempty"`
 	// PowAuto is the proof of work pow.auto asks for now; nil while calm.
 	PowAuto         *PowLevel `json:"powAuto,omitempty"`
 	SecretSealed    []byte    `json:"secretSealed"`
@@ -70,11 +75,11 @@ func (v *View) Paused() bool { return !v.Config.Active }
 // it, with the draw not yet made): numbers are issued, nobody is admitted.
 func (v *View) PreQueue() bool { return v.Armed != nil }
 
-// Cap is the highest value the line may take: the issued count plus the
-// burst. Capacity beyond it is not banked. It is never below the line's
+// Cap is the highest value the line may take: the places handed out plus
+// the burst. Capacity beyond it is not banked. It is never below the line's
 // base, the value serving stood at when the line was last anchored: a rate
 // or burst cut shrinks the burst, but serving must not go back.
-func (v *View) Cap() float64 { return math.Max(float64(v.Issued)+v.Config.Burst(), v.Line.Base) }
+func (v *View) Cap() float64 { return math.Max(float64(v.Places())+v.Config.Burst(), v.Line.Base) }
 
 // ServingAt returns the admission line's value at now (Unix nanoseconds),
 // in admission positions. It never decreases as now and Issued grow.
@@ -82,7 +87,7 @@ func (v *View) Cap() float64 { return math.Max(float64(v.Issued)+v.Config.Burst(
 func (v *View) ServingAt(now int64) float64 {
 	s := math.Min(v.Line.At(now), v.Cap())
 	if passthrough(&v.Config) && v.Armed == nil {
-		return math.Max(s, float64(v.Issued))
+		return math.Max(s, float64(v.Places()))
 	}
 	return s
 }
@@ -90,19 +95,25 @@ func (v *View) ServingAt(now int64) float64 {
 // Serving returns how many positions are admitted at now.
 func (v *View) Serving(now int64) uint64 { return floor(v.ServingAt(now)) }
 
-// Position returns number n's place in admission order: n itself, or its
-// drawn place when n was in a pre-queue.
+// Position returns number n's place in admission order: its place, or its
+// drawn place when n was in a pre-queue. A jump number not yet placed
+// (restore.go) stands behind every place handed out.
 func (v *View) Position(n uint64) uint64 {
+	c, ok := v.placeOf(n)
+	if !ok {
+		return v.Places() + 1
+	}
 	for i := len(v.Draws) - 1; i >= 0; i-- {
-		if v.Draws[i].Contains(n) {
-			return v.Draws[i].Position(n)
+		if v.Draws[i].Contains(c) {
+			return v.Draws[i].Position(c)
 		}
 	}
-	return n
+	return c
 }
 
-// NumberAt is the inverse of Position.
-func (v *View) NumberAt(p uint64) uint64 {
+// PlaceAt is the inverse of Position for the places handed out: the place
+// (before any draw) admitted at position p.
+func (v *View) PlaceAt(p uint64) uint64 {
 	for i := len(v.Draws) - 1; i >= 0; i-- {
 		if v.Draws[i].Contains(p) {
 			return v.Draws[i].Number(p)
@@ -111,13 +122,17 @@ func (v *View) NumberAt(p uint64) uint64 {
 	return p
 }
 
+// NumberAt is the number whose place is admitted at position p (for a
+// place given to a returning jump number, the number handed out for it).
+func (v *View) NumberAt(p uint64) uint64 { return v.expand(v.PlaceAt(p)) }
+
 // Waiting is how many issued numbers are not yet admitted.
 func (v *View) Waiting(now int64) uint64 {
-	s := v.Serving(now)
-	if s >= v.Issued {
+	s, places := v.Serving(now), v.Places()
+	if s >= places {
 		return 0
 	}
-	return v.Issued - s
+	return places - s
 }
 
 // Status is the answer to "where does number n stand?".
@@ -149,17 +164,26 @@ func (v *View) StatusOf(n uint64, now int64) Status {
 	// Numbers issued before the draw was armed are not in the pre-queue:
 	// arming an opening on a running room revokes nobody's admission, and
 	// numbers of an earlier draw keep their drawn places.
-	inPreQueue := st.PreQueue && n > v.Armed.From
-	if !inPreQueue {
+	c, placed := v.placeOf(n)
+	inPreQueue := st.PreQueue && placed && c > v.compact(v.Armed.From)
+	switch {
+	case !placed:
+		// A jump number whose ticket has not come back: it would be
+		// placed at the end of the line (restore.go).
+		st.Position = v.Places() + 1
+	case inPreQueue:
+		st.Position = c
+	default:
+		st.Position = c
 		for i := len(v.Draws) - 1; i >= 0; i-- {
-			if v.Draws[i].Contains(n) {
-				st.Position, st.Drawn = v.Draws[i].Position(n), true
+			if v.Draws[i].Contains(c) {
+				st.Position, st.Drawn = v.Draws[i].Position(c), true
 				break
 			}
 		}
 	}
 	st.Serving = v.Serving(now)
-	st.Admitted = !inPreQueue && st.Position <= st.Serving
+	st.Admitted = placed && !inPreQueue && st.Position <= st.Serving
 	if !st.Admitted && st.Position > st.Serving {
 		st.Ahead = st.Position - st.Serving - 1
 	}

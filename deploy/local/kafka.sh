@@ -178,8 +178,12 @@ set_java() {
 format_storage() {
 	[[ -f $DATA/kraft/meta.properties ]] && return 0
 	local id
-	# A cluster id is 16 random bytes in URL-safe base64 without padding.
-	id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+	# A cluster id is 16 random bytes in URL-safe base64 without padding;
+	# one that starts with "-" would be read as an option (1 start in 64).
+	id=-
+	while [[ $id == -* ]]; do
+		id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+	done
 	echo "kafka.sh: formatting $DATA/kraft (cluster id $id)"
 	if ! "${JAVA[@]}" kafka.tools.StorageTool format -t "$id" -c "$CONFIG" >"$LOGDIR/format.log" 2>&1; then
 		cat "$LOGDIR/format.log" >&2

@@ -246,6 +246,11 @@ func (s *Server) handleStatus(c echo.Context) error {
 			return errNotIssued
 		}
 	}
+	if ticket != "" && v.Unplaced(n) {
+		// A ticket of a restore's jump came back: the grain places it
+		// (actors/room/restore.go) when the report reaches it.
+		s.views.Seen(v.ID, n)
+	}
 	st := v.StatusOf(n, s.now().UnixNano())
 	a := answerOf(v, st)
 	a.Active = boolRef(st.Active)

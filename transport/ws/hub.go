@@ -518,7 +518,9 @@ func (h *Hub) sendLocked(rh *roomHub, now time.Time) {
 		if !cl.offer(pm) {
 			h.leave(rh, cl) // too slow or gone: drop it, the page falls back to polling
 		}
-		if presence {
+		// A ticket of a restore's jump is reported until the grain places
+		// it (actors/room/restore.go), with or without abandon detection.
+		if presence || r.View.Unplaced(cl.number) {
 			h.views.Seen(r.View.ID, cl.number)
 		}
 	}
