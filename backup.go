@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
@@ -46,7 +47,7 @@ func runBackup(args []string, out io.Writer) error {
 	if *to == "" || fs.NArg() > 0 {
 		return errors.New("usage: aditus-queue backup --data-dir D --to DIR")
 	}
-	m := manifest{TakenAt: time.Now().UTC(), Version: version}
+	m := manifest{TakenAt: time.Now().UTC(), Version: release.Version}
 	n, err := filelog.Backup(filepath.Join(*dataDir, "log"), filepath.Join(*to, "log"))
 	if err != nil {
 		return err

@@ -89,6 +89,10 @@ type roomGrain struct {
 	draw drawer
 	// schedule applies the room's scheduled events (room_schedule.go).
 	schedule scheduler
+
+	// unreadable, once set, refuses the room: its log holds what a newer
+	// release wrote (unreadable.go).
+	unreadable error
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -137,10 +141,12 @@ func (g *roomGrain) activate() {
 		return json.Unmarshal(b, st)
 	}, func(off int64, data []byte) error {
 		tail++
-		g.applyTo(st, off, data)
-		return nil
+		return g.applyTo(st, off, data)
 	})
 	g.writes = writePipeline{j: j, limit: g.deps.WriteQueue, now: func() int64 { return g.now().UnixNano() }, start: g.startWrite}
+	if g.refuseNewer(err) {
+		return
+	}
 	if err != nil {
 		g.log.Warn("activation failed", "error", err)
 		return
@@ -189,6 +195,10 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	g.wake()
 	if g.stopped {
 		ctx.Respond(errResponse(ErrSuperseded))
+		return
+	}
+	if g.unreadable != nil {
+		ctx.Respond(errResponse(g.unreadable))
 		return
 	}
 	if !g.ready {
@@ -243,7 +253,7 @@ func (g *roomGrain) onWriteDone(m *writeDone) {
 	if m.res.err != nil {
 		g.log.Warn("write failed", "kind", m.task.kind, "error", m.res.err)
 	}
-	n, err := g.writes.finish(m.res, m.task, func(off int64, data []byte) { g.applyTo(g.st, off, data) })
+	n, err := g.writes.finish(m.res, m.task, func(off int64, data []byte) { _ = g.applyTo(g.st, off, data) })
 	switch {
 	case errors.Is(err, ErrSuperseded):
 		g.supersede()
@@ -254,14 +264,20 @@ func (g *roomGrain) onWriteDone(m *writeDone) {
 	}
 }
 
-// applyTo applies a record of the room's log to st.
-func (g *roomGrain) applyTo(st *room.State, offset int64, data []byte) {
+// applyTo applies a record of the room's log to st. A record a newer
+// release wrote that this one cannot read stops the replay (the room is
+// refused, unreadable.go); another undecodable record is skipped.
+func (g *roomGrain) applyTo(st *room.State, offset int64, data []byte) error {
 	e, err := room.DecodeEvent(data)
 	if err != nil {
+		if newer := asNewer(err); newer != nil {
+			return newer
+		}
 		g.log.Error("skipping undecodable event", "offset", offset, "error", err)
-		return
+		return nil
 	}
 	st.Apply(offset, e)
+	return nil
 }
 
 // supersede stops serving at once: a newer activation owns the room.

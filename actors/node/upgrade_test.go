@@ -1,0 +1,97 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+)
+
+// startNodeOlder is startNode with the cluster's older nodes given.
+func startNodeOlder(t *testing.T, l persistence.Log, older func([]string) []string) *Node {
+	t.Helper()
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Older: older,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// While a node of the cluster does not announce modes, a room refuses to
+// switch to sold out (409 conflict naming it) and keeps its line; a change
+// that needs no feature goes through.
+func TestConfigureWaitsForEveryNodeToAnnounce(t *testing.T) {
+	older := func(needs []string) []string {
+		if slices.Contains(needs, room.FeatureModes) {
+			return []string{"front,actor 127.0.0.1:7001 (version dev, announces no features)"}
+		}
+		return nil
+	}
+	n := startNodeOlder(t, memlog.New(), older)
+	defer n.Stop(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := room.Config{Slug: "roll", Name: "Roll", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}
+	sold := cfg
+	sold.Mode = room.ModeSoldOut
+	if _, err := n.Client.Create(ctx, sold, "admin"); !IsCode(err, CodeConflict) || !strings.Contains(err.Error(), "127.0.0.1:7001") {
+		t.Fatalf("create sold out: got %v, want a conflict naming the older node", err)
+	}
+	cr, err := n.Client.Create(ctx, cfg, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v room.View
+	err = n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &sold}, &v)
+	if !IsCode(err, CodeConflict) || !strings.Contains(err.Error(), "modes") {
+		t.Fatalf("configure sold out: got %v, want a conflict naming the feature", err)
+	}
+	if _, err := n.Client.Join(ctx, cr.View.ID); err != nil {
+		t.Fatalf("join after the refused switch: %v (the room must still queue)", err)
+	}
+	cfg.RatePerMinute = 120
+	if err := n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
+		t.Fatalf("a change needing no feature: %v", err)
+	}
+}
+
+// A member that finds in a room's log an event needing a feature it does
+// not know refuses the room with room_unavailable naming the release it
+// needs, instead of serving it without that event.
+func TestUnreadableRoomIsRefused(t *testing.T) {
+	l := memlog.New()
+	n := startNodeOlder(t, l, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cr, err := n.Client.Create(ctx, room.Config{Slug: "later", Name: "Later", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.View.ID
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	n.Stop(stopCtx)
+	stopCancel()
+	// A newer release closed the room with a feature of its own.
+	later := `{"v":1,"type":"configured","needs":{"waves":"0.9.0"},"at":1,"configured":{"config":{"slug":"later","name":"Later","targetUrl":"https://shop.example.com/","ratePerMinute":60,"active":true,"mode":"queue","waves":{"closed":true}}}}`
+	if _, err := l.Append(ctx, id, []byte(later)); err != nil {
+		t.Fatal(err)
+	}
+	n2 := startNodeOlder(t, l, nil)
+	defer n2.Stop(context.Background())
+	_, err = n2.Client.Join(ctx, id)
+	if !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
+		t.Fatalf("join: got %v, want room_unavailable naming 0.9.0 and waves", err)
+	}
+	var v room.View
+	if err := n2.Client.Admin(ctx, id, OpGet, AdminRequest{Actor: "admin"}, &v); !IsCode(err, CodeRoomUnavailable) {
+		t.Fatalf("get: got %v, want room_unavailable", err)
+	}
+}
