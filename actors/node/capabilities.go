@@ -32,7 +32,7 @@ type capabilityWatch struct {
 	every time.Duration
 
 	mu    sync.Mutex
-	nodes map[string]Instance // by address; guarded by mu
+	nodes map[string]Instance // by address (or id); guarded by mu
 	done  chan struct{}
 	wg    sync.WaitGroup
 }
@@ -67,21 +67,38 @@ func (w *capabilityWatch) stop() {
 	w.wg.Wait()
 }
 
-// refresh reads the registry's list; a list that cannot be read leaves
-// every node announcing nothing.
+// refresh reads the registry's list. A node of the previous list that is
+// missing from this one (the registry moved and has not heard from every
+// node yet, or the list could not be read) is kept until its report is
+// InstanceTTL old, as the registry would: a front, which is in no member
+// list, is not forgotten for a moment, which would let a write through.
 func (w *capabilityWatch) refresh() {
 	ctx, cancel := context.WithTimeout(context.Background(), w.every)
 	defer cancel()
 	list, err := w.list(ctx)
+	now := time.Now()
 	nodes := make(map[string]Instance, len(list))
 	if err == nil {
 		for _, in := range list {
-			nodes[in.Address] = in
+			nodes[nodeKey(in)] = in
 		}
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, in := range w.nodes {
+		if _, ok := nodes[k]; !ok && now.Sub(in.ReportedAt) <= InstanceTTL {
+			nodes[k] = in
+		}
+	}
 	w.nodes = nodes
-	w.mu.Unlock()
+}
+
+// nodeKey is a node's address, or for a front without one its id.
+func nodeKey(in Instance) string {
+	if in.Address == "" {
+		return "id:" + in.ID
+	}
+	return in.Address
 }
 
 // older names the nodes that do not announce every feature of needs,
@@ -108,8 +125,8 @@ func (w *capabilityWatch) older(needs []string) []string {
 		in, ok := nodes[addr]
 		check(addr, in, ok)
 	}
-	for addr, in := range nodes {
-		check(addr, in, true)
+	for key, in := range nodes {
+		check(key, in, true)
 	}
 	sort.Strings(out)
 	return out
@@ -125,7 +142,11 @@ func lacking(have, needs []string) []string {
 	return out
 }
 
-func describeOlder(addr string, in Instance, reported bool, missing []string) string {
+func describeOlder(key string, in Instance, reported bool, missing []string) string {
+	addr := key
+	if in.Address == "" && in.ID != "" {
+		addr = "id " + in.ID
+	}
 	role := "node"
 	if len(in.Roles) > 0 {
 		role = strings.Join(in.Roles, ",")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
@@ -27,10 +28,12 @@ func TestOlderNodes(t *testing.T) {
 		{Address: "m1:1", Roles: []string{"front", "actor"}, Version: "0.5.0", Features: all},
 		{Address: "m2:1", Roles: []string{"front", "actor"}, Version: "dev"},
 		{Address: "f1:1", Roles: []string{"front"}, Version: "0.5.0", Features: []string{room.FeatureEvents}},
+		{ID: "f2", Roles: []string{"front"}, Version: "dev"},
+		{ID: "f3", Roles: []string{"front"}, Version: "0.5.0", Features: all},
 	}
 	w := capsOf("self:1", []string{"self:1", "m1:1", "m2:1", "m3:1"}, list, nil)
 	got := w.older([]string{room.FeatureModes})
-	want := []string{"front f1:1 (version 0.5.0, lacks modes)", "front,actor m2:1 (version dev, announces no features)", "member m3:1 (no report yet)"}
+	want := []string{"front f1:1 (version 0.5.0, lacks modes)", "front id f2 (version dev, announces no features)", "front,actor m2:1 (version dev, announces no features)", "member m3:1 (no report yet)"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("older:\n got %q\nwant %q", got, want)
 	}
@@ -43,6 +46,36 @@ func TestOlderNodes(t *testing.T) {
 	// A list that cannot be read leaves every other member unknown.
 	if got := capsOf("self:1", []string{"self:1", "m1:1"}, list, errors.New("no registry")).older(all); len(got) != 1 || !strings.Contains(got[0], "m1:1") {
 		t.Errorf("unreadable list: got %q, want m1:1 named", got)
+	}
+}
+
+// A node missing from a list (the registry moved and has not heard from it
+// yet) is kept until its report is InstanceTTL old: an older front is not
+// forgotten for a moment.
+func TestOlderNodeKeptWhileItsReportStands(t *testing.T) {
+	old := Instance{ID: "f2", Roles: []string{"front"}, Version: "dev", ReportedAt: time.Now()}
+	list, fail := []Instance{old}, error(nil)
+	w := newCapabilityWatch(func(context.Context) ([]Instance, error) { return list, fail },
+		func() []string { return []string{"self:1"} }, func() string { return "self:1" })
+	w.refresh()
+	list = nil
+	w.refresh()
+	if got := w.older([]string{room.FeatureModes}); len(got) != 1 || !strings.Contains(got[0], "id f2") {
+		t.Fatalf("after an empty list: got %q, want f2 still named", got)
+	}
+	list, fail = nil, errors.New("registry moving")
+	w.refresh()
+	if got := w.older([]string{room.FeatureModes}); len(got) != 1 {
+		t.Fatalf("after a failed read: got %q, want f2 still named", got)
+	}
+	w.mu.Lock()
+	in := w.nodes["id:f2"]
+	in.ReportedAt = time.Now().Add(-InstanceTTL - time.Second)
+	w.nodes["id:f2"] = in
+	w.mu.Unlock()
+	w.refresh()
+	if got := w.older([]string{room.FeatureModes}); got != nil {
+		t.Fatalf("after its report's TTL: got %q, want nobody", got)
 	}
 }
 
