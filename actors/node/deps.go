@@ -46,4 +46,7 @@ type Deps struct {
 	// feature given (capabilities.go); nil lets every write through
 	// (a node alone, tests).
 	Older func(features []string) []string
+	// Leaving reports that the member is handing its rooms over
+	// (handover.go): it activates no room any more; nil never leaves.
+	Leaving func() bool
 }

@@ -137,6 +137,7 @@ func Start(cfg Config) (*Node, error) {
 		if n.cfg.Deps.Older == nil {
 			n.cfg.Deps.Older = n.caps.older
 		}
+		n.cfg.Deps.Leaving = n.leaving.Load
 	}
 	if cfg.Member {
 		n.cluster.StartMember()

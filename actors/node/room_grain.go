@@ -134,6 +134,13 @@ func (g *roomGrain) now() time.Time { return g.deps.Now() }
 // and answers "unavailable"; the next request tries again.
 func (g *roomGrain) activate() {
 	g.lastTry = g.now()
+	if g.deps.Leaving != nil && g.deps.Leaving() {
+		// A member handing its rooms over takes none: its marker would
+		// fence off the member the room is moving to, and the two would
+		// take the room from each other until every node has dropped this
+		// one. The caller tries again, on the new owner once it knows.
+		return
+	}
 	st := room.New(g.id)
 	j := journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
 	tail := 0
