@@ -17,11 +17,16 @@ if [ -x "$bin" ]; then
 	echo "$bin"
 	exit 0
 fi
+if ! git -C "$root" cat-file -e "$commit^{commit}" 2>/dev/null; then
+	echo "the repository's history lacks $commit, the previous release (a shallow clone? git fetch --unshallow)" >&2
+	exit 1
+fi
 mkdir -p "$cache"
 src="$(mktemp -d "$cache/src.XXXXXX")"
 trap 'rm -rf "$src"' EXIT
 git -C "$root" archive "$commit" | tar -x -C "$src"
-# The release's version: that commit's own, or the short commit id.
+# The release's version names its commit (0.4.0 and earlier set
+# main.version).
 (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=previous-${commit:0:7}" -o "$bin.tmp" .) >&2
 mv "$bin.tmp" "$bin"
 echo "$bin"
