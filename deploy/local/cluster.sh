@@ -259,7 +259,11 @@ build() {
 	command -v go >/dev/null || die "go not found (Go 1.26 is needed to build the binary)"
 	command -v curl >/dev/null || die "curl not found (apt-get install curl)"
 	mkdir -p "$DIR/bin"
-	(cd "$root" && go build -o "$BIN.tmp" .) || die "go build failed"
+	# The commit, for `version` and the instances list, also where the
+	# build has no VCS stamp (GOFLAGS=-buildvcs=false).
+	local commit
+	commit=$(git -C "$root" rev-parse HEAD 2>/dev/null) || commit=
+	(cd "$root" && go build -ldflags "-X github.com/aditus-queue/aditus-queue/actors/release.Commit=$commit" -o "$BIN.tmp" .) || die "go build failed"
 	mv "$BIN.tmp" "$BIN"
 }
 
@@ -298,9 +302,9 @@ upgrade() {
 	[[ -n $bin && -x $bin ]] || die "upgrade: name an aditus-queue binary (upgrade BINARY)"
 	[[ -s $DIR/master.key ]] || die "upgrade: no cluster in $DIR (start it first)"
 	local from to
-	from=$("$BIN" version 2>/dev/null | head -n 1) || from="(unknown)"
-	to=$("$bin" version 2>/dev/null | head -n 1) || die "upgrade: $bin does not run (aditus-queue version failed)"
-	echo "cluster.sh: upgrade from ${from:-(unknown)} to $to" >&2
+	from=$("$BIN" version 2>/dev/null) || from="(unknown)"
+	to=$("$bin" version 2>/dev/null) || die "upgrade: $bin does not run (aditus-queue version failed)"
+	echo "cluster.sh: upgrade from ${from%%$'\n'*} to ${to%%$'\n'*}" >&2
 	mkdir -p "$DIR/bin"
 	cp "$bin" "$BIN.tmp"
 	mv "$BIN.tmp" "$BIN"
