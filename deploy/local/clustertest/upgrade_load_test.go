@@ -70,6 +70,8 @@ type rollLoad struct {
 	next   int
 	recs   []rollAnswer // guarded by mu
 	tokens []rollToken  // guarded by mu
+	// windows are the stops of previous-release members (excuse).
+	windows [][2]time.Time // guarded by mu
 }
 
 func newRollLoad(slugs []string, nodes []*proc, pace time.Duration) *rollLoad {
@@ -168,6 +170,36 @@ func (l *rollLoad) add(p *proc) {
 	l.mu.Unlock()
 }
 
+// excuse marks [from, to) as the graceful stop of a member running the
+// previous release. The previous release's member takes rooms back while
+// it hands them over (a node that has not dropped it yet places a room
+// there, and its activation fences off the new owner's), so for a moment
+// two activations take the room from each other: a join may be answered
+// 503 log_unavailable, a token 404 for a number the other activation
+// issued. The tree fixed that (a leaving member activates no room); a
+// stopping member of the previous release cannot be fixed from here. Only
+// those two answers, only in such a window, are reported apart instead of
+// failing the test.
+func (l *rollLoad) excuse(from, to time.Time) {
+	l.mu.Lock()
+	l.windows = append(l.windows, [2]time.Time{from, to})
+	l.mu.Unlock()
+}
+
+// excused reports whether a is one of the answers excuse describes.
+// Called with l.mu held.
+func (l *rollLoad) excused(a rollAnswer) bool {
+	if a.err != nil || !(a.op == "join" && a.status == 503 || a.op == "token" && a.status == 404) {
+		return false
+	}
+	for _, w := range l.windows {
+		if !a.at.Before(w[0]) && a.at.Before(w[1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // verdict checks the answers: every one 200, no number twice in a room;
 // it returns the answers by operation and status, and the longest pause
 // between two answered joins of a room.
@@ -184,8 +216,15 @@ func (l *rollLoad) verdict(t *testing.T) (map[string]int, time.Duration, string)
 		if a.err != nil {
 			k = a.op + " error"
 		}
+		excused := l.excused(a)
+		if excused {
+			k += " (a previous-release member stopping)"
+		}
 		by[k]++
 		if a.status != 200 || a.err != nil {
+			if excused {
+				continue
+			}
 			if bad++; bad <= 20 {
 				t.Errorf("%s in %s through %s at %s answered %d %v %q", a.op, a.slug, a.node, a.at.Format("15:04:05.000"), a.status, a.err, a.message)
 			}

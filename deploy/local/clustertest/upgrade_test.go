@@ -24,8 +24,11 @@ import (
 // room as open. Once every node runs the new binary the switch and a
 // scheduled event go through, and no node admits into the sold-out room.
 // Then one member goes back to the previous binary: it serves what it can
-// read. Every answer of the load is 200, no number twice, and every token
-// granted before or during the roll verifies on every node at the end.
+// read. Every answer of the load is 200 (but for what the previous
+// release's own handover answers while one of its members stops: see
+// rollLoad.excuse), no number twice, and every token granted before or
+// during the roll verifies on every node at the end. It reports the roll's
+// duration, the answers by status and the longest pause of a room's joins.
 func TestUpgradeFromPreviousRelease(t *testing.T) {
 	brokers := brokers(t)
 	prev, cur := previousBinary(t), binary(t)
@@ -69,8 +72,13 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 
 	roll := func(p *proc, bin string) *proc {
 		t.Helper()
+		from := time.Now()
 		l.drain(p)
 		p.term()
+		if bins[p.name] == prev && p.member {
+			// Until every node has dropped it (a round of health checks).
+			l.excuse(from, time.Now().Add(2*time.Second))
+		}
 		bins[p.name] = bin
 		var q *proc
 		if p.member {
