@@ -145,7 +145,7 @@ func (g *roomGrain) activate() {
 	j := journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
 	tail := 0
 	err := j.recover(context.Background(), func(b []byte) error {
-		return json.Unmarshal(b, st)
+		return decodeSnapshot(b, st)
 	}, func(off int64, data []byte) error {
 		tail++
 		return g.applyTo(st, off, data)
@@ -334,7 +334,7 @@ func (g *roomGrain) onTick() {
 }
 
 func (g *roomGrain) saveSnapshot() {
-	data, err := json.Marshal(g.st)
+	data, err := encodeSnapshot(g.st)
 	if err != nil {
 		g.log.Error("encode snapshot", "error", err)
 		return

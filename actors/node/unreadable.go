@@ -1,9 +1,11 @@
 package node
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/aditus-queue/aditus-queue/actors/release"
+	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/versioned"
 )
 
@@ -43,4 +45,24 @@ func unreadableError(ne *versioned.NewerError) *Error {
 	}
 	return &Error{Code: CodeRoomUnavailable, Message: "This server (aditus-queue " + release.Version +
 		") cannot read this waiting room's log: it needs " + need + ". The room is served by upgraded servers."}
+}
+
+// roomSnapshot is a room's snapshot: its state, and the features the state
+// needs (a snapshot stands for the events it covers, which named them).
+// A release that does not know one refuses the room as for an event.
+type roomSnapshot struct {
+	*room.State
+	Needs map[string]string `json:"needs,omitempty"`
+}
+
+func encodeSnapshot(st *room.State) ([]byte, error) {
+	return json.Marshal(roomSnapshot{State: st, Needs: room.ViewNeeds(&st.View)})
+}
+
+func decodeSnapshot(b []byte, st *room.State) error {
+	s := roomSnapshot{State: st}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	return room.CheckNeeds(s.Needs, "snapshot")
 }

@@ -121,3 +121,33 @@ func TestLeavingMemberActivatesNoRoom(t *testing.T) {
 		t.Fatalf("staying: ready %v with %d records, want an activation and its marker", g.ready, records())
 	}
 }
+
+// A room's snapshot names the features its state needs, as its events did;
+// a member that does not know one refuses the room as for an event.
+func TestSnapshotNeedsItsFeatures(t *testing.T) {
+	l := memlog.New()
+	n := startNodeOlder(t, l, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cr, err := n.Client.Create(ctx, room.Config{Slug: "snap", Name: "Snap", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true, Mode: room.ModeSoldOut}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.View.ID
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	n.Stop(stopCtx)
+	stopCancel()
+	snap, ok, err := l.LoadSnapshot(ctx, id)
+	if err != nil || !ok || !strings.Contains(string(snap.Data), `"needs":{"modes":"0.4.0"}`) {
+		t.Fatalf("snapshot of a sold-out room: %v %v %s, want it to need modes", ok, err, snap.Data)
+	}
+	snap.Data = []byte(strings.Replace(string(snap.Data), `"needs":{"modes":"0.4.0"}`, `"needs":{"modes":"0.4.0","waves":"0.9.0"}`, 1))
+	if err := l.SaveSnapshot(ctx, id, snap); err != nil {
+		t.Fatal(err)
+	}
+	n2 := startNodeOlder(t, l, nil)
+	defer n2.Stop(context.Background())
+	if _, err := n2.Client.Join(ctx, id); !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
+		t.Fatalf("join: got %v, want room_unavailable naming 0.9.0 and waves", err)
+	}
+}

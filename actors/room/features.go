@@ -40,6 +40,23 @@ func ConfigFeatures(c *Config, p Phase) []string {
 	return out
 }
 
+// ViewNeeds is the features a room's state needs (its snapshot): those of
+// the configuration in force and of the operator's under an event, with
+// their releases; nil for none.
+func ViewNeeds(v *View) map[string]string {
+	fs := ConfigFeatures(&v.Config, v.Phase)
+	if v.Base != nil {
+		fs = append(fs, ConfigFeatures(v.Base, Phase{})...)
+	}
+	return needsOf(fs)
+}
+
+// CheckNeeds refuses what needs a feature this release lacks (what names
+// it in the error: "snapshot").
+func CheckNeeds(needs map[string]string, what string) error {
+	return versioned.CheckNeeds(needs, Features, what)
+}
+
 // NeededFeatures lists the features e uses, sorted.
 func (e *Event) NeededFeatures() []string {
 	switch {
@@ -52,8 +69,9 @@ func (e *Event) NeededFeatures() []string {
 }
 
 // needs is the features e uses, with their releases; nil for none.
-func (e *Event) needs() map[string]string {
-	fs := e.NeededFeatures()
+func (e *Event) needs() map[string]string { return needsOf(e.NeededFeatures()) }
+
+func needsOf(fs []string) map[string]string {
 	if len(fs) == 0 {
 		return nil
 	}
