@@ -25,6 +25,21 @@ func startNodeOlder(t *testing.T, l persistence.Log, older func([]string) []stri
 	return n
 }
 
+// createAndStop creates a room with cfg on a member over l, stops the
+// member gracefully and returns the room's id.
+func createAndStop(t *testing.T, ctx context.Context, l persistence.Log, cfg room.Config) string {
+	t.Helper()
+	n := startNodeOlder(t, l, nil)
+	cr, err := n.Client.Create(ctx, cfg, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	n.Stop(stopCtx)
+	stopCancel()
+	return cr.View.ID
+}
+
 // While a node of the cluster does not announce modes, a room refuses to
 // switch to sold out (409 conflict naming it) and keeps its line; a change
 // that needs no feature goes through.
@@ -68,17 +83,9 @@ func TestConfigureWaitsForEveryNodeToAnnounce(t *testing.T) {
 // needs, instead of serving it without that event.
 func TestUnreadableRoomIsRefused(t *testing.T) {
 	l := memlog.New()
-	n := startNodeOlder(t, l, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "later", Name: "Later", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cr.View.ID
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	n.Stop(stopCtx)
-	stopCancel()
+	id := createAndStop(t, ctx, l, room.Config{Slug: "later", Name: "Later", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true})
 	// A newer release closed the room with a feature of its own.
 	later := `{"v":1,"type":"configured","needs":{"waves":"0.9.0"},"at":1,"configured":{"config":{"slug":"later","name":"Later","targetUrl":"https://shop.example.com/","ratePerMinute":60,"active":true,"mode":"queue","waves":{"closed":true}}}}`
 	if _, err := l.Append(ctx, id, []byte(later)); err != nil {
@@ -86,8 +93,7 @@ func TestUnreadableRoomIsRefused(t *testing.T) {
 	}
 	n2 := startNodeOlder(t, l, nil)
 	defer n2.Stop(context.Background())
-	_, err = n2.Client.Join(ctx, id)
-	if !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
+	if _, err := n2.Client.Join(ctx, id); !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
 		t.Fatalf("join: got %v, want room_unavailable naming 0.9.0 and waves", err)
 	}
 	var v room.View
@@ -126,17 +132,9 @@ func TestLeavingMemberActivatesNoRoom(t *testing.T) {
 // a member that does not know one refuses the room as for an event.
 func TestSnapshotNeedsItsFeatures(t *testing.T) {
 	l := memlog.New()
-	n := startNodeOlder(t, l, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "snap", Name: "Snap", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true, Mode: room.ModeSoldOut}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cr.View.ID
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	n.Stop(stopCtx)
-	stopCancel()
+	id := createAndStop(t, ctx, l, room.Config{Slug: "snap", Name: "Snap", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true, Mode: room.ModeSoldOut})
 	snap, ok, err := l.LoadSnapshot(ctx, id)
 	if err != nil || !ok || !strings.Contains(string(snap.Data), `"needs":{"modes":"0.4.0"}`) {
 		t.Fatalf("snapshot of a sold-out room: %v %v %s, want it to need modes", ok, err, snap.Data)
