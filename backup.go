@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -60,7 +61,7 @@ func runBackup(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m := manifest{TakenAt: time.Now().UTC(), Version: version}
+	m := manifest{TakenAt: time.Now().UTC(), Version: release.Version}
 	var n int64
 	if kl != nil {
 		m.Log = "kafka"

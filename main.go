@@ -12,9 +12,6 @@ import (
 	"github.com/aditus-queue/aditus-queue/bench"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 func main() {
 	if len(os.Args) < 2 {
 		usage()
@@ -69,7 +66,10 @@ func main() {
 	case "draw":
 		os.Exit(runDraw(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "version", "--version", "-version":
-		fmt.Println("aditus-queue", version)
+		if err := runVersion(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "aditus-queue version:", err)
+			os.Exit(2)
+		}
 	case "help", "--help", "-h", "-help":
 		usage()
 	default:
@@ -90,6 +90,6 @@ commands:
   log       what the embedded log holds and what retention would drop (aditus-queue log inspect --data-dir D)
   bench     load tests and benchmarks (aditus-queue bench --help)
   draw      check a room's draw from outside (aditus-queue draw verify URL [--number N])
-  version   print the version
+  version   the version, commit, Go release, log formats and event features (--json for scripts)
 `)
 }

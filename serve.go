@@ -309,7 +309,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
 		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
 	hub.AllowLookup = srv.AllowLookup // before serving: one budget of unknown names for the API and the socket
-	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL, Version: version,
+	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL,
 		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
 	visitor, ops := b.ls.get("visitor"), b.ls.get("ops")

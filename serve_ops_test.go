@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
@@ -85,8 +86,12 @@ func TestOpsListenerAndShutdownOnListenerFailure(t *testing.T) {
 		!strings.Contains(body, "\naditus_queue_rooms_unavailable 0\n") {
 		t.Errorf("ops /metrics: %d, want 200 with the join and the unavailable rooms' gauge", st)
 	}
-	if st, body := get(t, ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {
-		t.Errorf("ops /queue/healthz: %d %q", st, body)
+	if st, body := get(t, ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) ||
+		!strings.Contains(body, `"build":{"version":"`+release.Version+`"`) || !strings.Contains(body, `"features":["events","modes"]`) {
+		t.Errorf("ops /queue/healthz: %d %q, want ok with the build and its features", st, body)
+	}
+	if st, body := get(t, base+"/queue/healthz"); st != http.StatusOK || strings.Contains(body, "build") {
+		t.Errorf("visitor /queue/healthz: %d %q, want ok without the build", st, body)
 	}
 	if st, _ := get(t, ops+"/debug/pprof/"); st != http.StatusOK {
 		t.Errorf("ops /debug/pprof/ on loopback: %d, want 200", st)

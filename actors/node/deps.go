@@ -42,4 +42,11 @@ type Deps struct {
 	// HealthInterval, when set, replaces every room's intervalSeconds
 	// (tests only: the public configuration allows 5 s at least).
 	HealthInterval time.Duration
+	// Older names the nodes of the cluster that do not announce every
+	// feature given (capabilities.go); nil lets every write through
+	// (a node alone, tests).
+	Older func(features []string) []string
+	// Leaving reports that the member is handing its rooms over
+	// (handover.go): it activates no room any more; nil never leaves.
+	Leaving func() bool
 }

@@ -90,6 +90,8 @@ type Node struct {
 	leaving atomic.Bool
 	// logs fails the node when its log failed for good.
 	logs *logWatch
+	// caps knows the features every node announces (members only).
+	caps *capabilityWatch
 }
 
 // Start joins (or forms) the cluster.
@@ -131,6 +133,13 @@ func Start(cfg Config) (*Node, error) {
 	members := newMemberWatch(n.system, cfg.Deps.Logger, func() { ml.GetActivatorMember("", "") })
 	members.forget = n.cluster.PidCache.RemoveByMember
 	if cfg.Member {
+		n.caps = newCapabilityWatch(func(ctx context.Context) ([]Instance, error) { return n.Client.Instances(ctx) }, members.addresses, n.system.Address)
+		if n.cfg.Deps.Older == nil {
+			n.cfg.Deps.Older = n.caps.older
+		}
+		n.cfg.Deps.Leaving = n.leaving.Load
+	}
+	if cfg.Member {
 		n.cluster.StartMember()
 	} else {
 		n.cluster.StartClient()
@@ -145,6 +154,9 @@ func Start(cfg Config) (*Node, error) {
 		n.Client.joins.maxPending = cfg.MaxPendingJoins
 	}
 	n.watch(provider, members)
+	if n.caps != nil {
+		n.caps.start()
+	}
 	return n, nil
 }
 
@@ -329,6 +341,7 @@ func (n *Node) Stop(ctx context.Context) {
 	n.stopLoadTests()
 	n.partition.close()
 	n.witness.close()
+	n.caps.stop()
 	n.leave(ctx)
 	n.reach.close()
 	n.Views.stop()
@@ -354,6 +367,7 @@ func (n *Node) Kill() {
 	n.stopLoadTests()
 	n.partition.close()
 	n.witness.close()
+	n.caps.stop()
 	n.reach.close()
 	n.Views.stop()
 	n.Client.members.stop()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -319,4 +320,12 @@ type Instance struct {
 	WebSockets        int       `json:"webSockets"`
 	// ReportedAt is when the registry received the report.
 	ReportedAt time.Time `json:"reportedAt"`
+
+	// Commit, GoVersion and LogFormats say what the binary is (package
+	// release); Features are the event features it announces
+	// (capabilities.go): none from a release before 0.5.0.
+	Commit     string           `json:"commit,omitempty"`
+	GoVersion  string           `json:"goVersion,omitempty"`
+	LogFormats []release.Format `json:"logFormats,omitempty"`
+	Features   []string         `json:"features"`
 }

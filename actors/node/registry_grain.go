@@ -55,6 +55,9 @@ func (g *registryGrain) Receive(ctx actor.Context) {
 			return
 		}
 		in.ReportedAt = now.UTC()
+		if in.Features == nil {
+			in.Features = []string{} // a release before 0.5.0 announces none
+		}
 		g.nodes[in.ID] = &in
 		ctx.Respond(okResponse(struct{}{}))
 	case opLeave:

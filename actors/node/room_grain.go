@@ -99,6 +99,10 @@ type roomGrain struct {
 	draw drawer
 	// schedule applies the room's scheduled events (room_schedule.go).
 	schedule scheduler
+
+	// unreadable, once set, refuses the room: its log holds what a newer
+	// release wrote (unreadable.go).
+	unreadable error
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
@@ -140,18 +144,27 @@ func (g *roomGrain) now() time.Time { return g.deps.Now() }
 // and answers "unavailable"; the next request tries again.
 func (g *roomGrain) activate() {
 	g.lastTry = g.now()
+	if g.deps.Leaving != nil && g.deps.Leaving() {
+		// A member handing its rooms over takes none: its marker would
+		// fence off the member the room is moving to, and the two would
+		// take the room from each other until every node has dropped this
+		// one. The caller tries again, on the new owner once it knows.
+		return
+	}
 	st := room.New(g.id)
 	j := journal{log: g.deps.Log, stream: g.id, timeout: 4 * g.deps.WriteTimeout}
 	tail := 0
 	err := j.recover(context.Background(), func(b []byte) error {
-		return json.Unmarshal(b, st)
+		return decodeSnapshot(b, st)
 	}, func(off int64, data []byte) error {
 		tail++
-		g.applyTo(st, off, data)
-		return nil
+		return g.applyTo(st, off, data)
 	})
 	g.writes = writePipeline{j: j, limit: g.deps.WriteQueue, now: func() int64 { return g.now().UnixNano() }, start: g.startWrite}
 	g.failed = err
+	if g.refuseNewer(err) {
+		return
+	}
 	if err != nil {
 		g.log.Warn("activation failed", "error", err)
 		return
@@ -204,6 +217,10 @@ func (g *roomGrain) handle(ctx actor.Context, req *wire.Request) {
 	g.wake()
 	if g.stopped {
 		ctx.Respond(errResponse(ErrSuperseded))
+		return
+	}
+	if g.unreadable != nil {
+		ctx.Respond(errResponse(g.unreadable))
 		return
 	}
 	if !g.ready {
@@ -262,7 +279,7 @@ func (g *roomGrain) onWriteDone(m *writeDone) {
 	if m.res.err != nil {
 		g.log.Warn("write failed", "kind", m.task.kind, "error", m.res.err)
 	}
-	n, err := g.writes.finish(m.res, m.task, func(off int64, data []byte) { g.applyTo(g.st, off, data) })
+	n, err := g.writes.finish(m.res, m.task, func(off int64, data []byte) { _ = g.applyTo(g.st, off, data) })
 	switch {
 	case errors.Is(err, ErrSuperseded):
 		g.supersede()
@@ -273,14 +290,20 @@ func (g *roomGrain) onWriteDone(m *writeDone) {
 	}
 }
 
-// applyTo applies a record of the room's log to st.
-func (g *roomGrain) applyTo(st *room.State, offset int64, data []byte) {
+// applyTo applies a record of the room's log to st. A record a newer
+// release wrote that this one cannot read stops the replay (the room is
+// refused, unreadable.go); another undecodable record is skipped.
+func (g *roomGrain) applyTo(st *room.State, offset int64, data []byte) error {
 	e, err := room.DecodeEvent(data)
 	if err != nil {
+		if newer := asNewer(err); newer != nil {
+			return newer
+		}
 		g.log.Error("skipping undecodable event", "offset", offset, "error", err)
-		return
+		return nil
 	}
 	st.Apply(offset, e)
+	return nil
 }
 
 // supersede stops serving at once: a newer activation owns the room.
@@ -330,7 +353,7 @@ func (g *roomGrain) onTick() {
 }
 
 func (g *roomGrain) saveSnapshot() {
-	data, err := json.Marshal(g.st)
+	data, err := encodeSnapshot(g.st)
 	if err != nil {
 		g.log.Error("encode snapshot", "error", err)
 		return

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
@@ -26,7 +25,7 @@ func (g *roomGrain) finalSnapshot() {
 	if !g.ready || g.stopped || g.sinceSnap == 0 {
 		return
 	}
-	data, err := json.Marshal(g.st)
+	data, err := encodeSnapshot(g.st)
 	if err != nil {
 		g.log.Error("encode snapshot", "error", err)
 		return

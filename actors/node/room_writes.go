@@ -18,7 +18,7 @@ func (g *roomGrain) create(r *CreateRequest, answer reply) *task {
 	tkSealed := g.deps.Sealer.Seal(tk, []byte("room:"+g.id+":ticket"))
 	dk := g.newDrawKey()
 	return &task{kind: opCreate, decide: func(now int64) ([]room.Event, error) {
-		return g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor, dk)
+		return g.announced(g.st.DecideCreate(r.Config, secretSealed, tkSealed, now, r.Actor, dk))
 	}, done: func(err error) {
 		if err != nil {
 			answer(errResponse(err))
@@ -43,7 +43,7 @@ func (g *roomGrain) configure(r *AdminRequest, answer reply) *task {
 		if err := g.st.CheckVersion(r.IfVersion); err != nil {
 			return nil, err
 		}
-		return g.st.DecideConfigure(cfg, now, r.Actor, dk)
+		return g.announced(g.st.DecideConfigure(cfg, now, r.Actor, dk))
 	}, g.view)
 }
 

@@ -18,6 +18,9 @@ const EventVersion = 1
 type Event struct {
 	V    int    `json:"v"`
 	Type string `json:"type"`
+	// Needs names the features the event uses beyond its first form, each
+	// with the release that brought it (features.go); Encode sets it.
+	Needs map[string]string `json:"needs,omitempty"`
 	// Epoch names the activation that wrote the event: the log offset of its
 	// Activated marker. Events of a superseded activation are ignored.
 	Epoch int64 `json:"epoch,omitempty"`
@@ -195,12 +198,15 @@ type Abandoned struct {
 
 // Encode returns the event's log encoding.
 func (e *Event) Encode() ([]byte, error) {
+	e.Needs = e.needs()
 	return versioned.Encode(e, &e.V, EventVersion)
 }
 
 // DecodeEvent parses an event from the log.
 func DecodeEvent(b []byte) (Event, error) {
 	var e Event
-	err := versioned.Decode(b, &e, &e.V, EventVersion, "event")
-	return e, err
+	if err := versioned.Decode(b, &e, &e.V, EventVersion, "event"); err != nil {
+		return e, err
+	}
+	return e, e.checkNeeds()
 }

@@ -1,6 +1,7 @@
 package versioned
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,25 @@ func TestDecodeRefuses(t *testing.T) {
 				t.Errorf("got %v, want an error with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A newer version and a feature the reader does not know are refused as
+// NewerError, the feature named with its release; known features pass.
+func TestNewerRefused(t *testing.T) {
+	var d event
+	err := Decode([]byte(`{"v":3,"type":"x"}`), &d, &d.V, 2, "test event")
+	var ne *NewerError
+	if !errors.As(err, &ne) || ne.Version != 3 {
+		t.Fatalf("newer version: got %v", err)
+	}
+	known := map[string]string{"modes": "0.4.0"}
+	if err := CheckNeeds(map[string]string{"modes": "0.4.0"}, known, "test event"); err != nil {
+		t.Fatalf("known feature: %v", err)
+	}
+	err = CheckNeeds(map[string]string{"modes": "0.4.0", "waves": "0.9.0", "tides": "0.8.0"}, known, "test event")
+	if !errors.As(err, &ne) || ne.Feature != "tides" || ne.Since != "0.8.0" ||
+		err.Error() != `decode test event: it needs the feature "tides" of aditus-queue 0.8.0 or newer` {
+		t.Fatalf("unknown features: got %v, want the first by name", err)
 	}
 }

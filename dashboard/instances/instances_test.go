@@ -2,10 +2,12 @@ package instances_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/dashboard/instances"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/api/apitest"
@@ -21,7 +23,7 @@ func TestInstancesEndpoint(t *testing.T) {
 	}})
 	n, reg, log := s.Node, s.Registry, s.Logger
 	r := instances.Start(instances.Config{Node: n, Roles: []string{"front", "actor"}, PublicURL: apitest.PublicURL,
-		Version: "test", Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"),
+		Build: release.Info{Version: "test", Commit: "c0ffee", Go: "go1.x", Features: []string{"modes"}}, Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"),
 		Sockets: func() int { return 7 }, Logger: log, Interval: 200 * time.Millisecond})
 	defer r.Stop(context.Background())
 
@@ -42,7 +44,7 @@ func TestInstancesEndpoint(t *testing.T) {
 	}
 	if in["id"] != n.ID() || in["address"] != n.Address() || in["version"] != "test" || in["webSockets"] != float64(7) ||
 		in["rssBytes"].(float64) <= 0 || in["heapBytes"].(float64) <= 0 || in["goroutines"].(float64) <= 0 ||
-		in["publicUrl"] != apitest.PublicURL {
+		in["publicUrl"] != apitest.PublicURL || in["commit"] != "c0ffee" || in["goVersion"] != "go1.x" || fmt.Sprint(in["features"]) != "[modes]" {
 		t.Fatalf("report: got %v", in)
 	}
 	if _, err := time.Parse(time.RFC3339, in["reportedAt"].(string)); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/release"
 )
 
 // Config describes the reporting node.
@@ -23,7 +24,9 @@ type Config struct {
 	Node      *node.Node
 	Roles     []string
 	PublicURL string
-	Version   string
+	// Build is what the binary is and the features it announces
+	// (release.Get() when left empty).
+	Build release.Info
 	// Requests returns the HTTP requests this node has answered so far
 	// (a counter); nil reports no request rate.
 	Requests func() float64
@@ -51,6 +54,9 @@ func Start(cfg Config) *Reporter {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Build.Version == "" {
+		cfg.Build = release.Get()
 	}
 	if cfg.Sockets == nil {
 		cfg.Sockets = func() int { return 0 }
@@ -83,7 +89,8 @@ func (r *Reporter) loop() {
 func (r *Reporter) report(now time.Time) node.Instance {
 	f := r.meter.measure(now, r.started)
 	return node.Instance{ID: r.cfg.Node.ID(), Roles: r.cfg.Roles, Address: r.cfg.Node.Address(),
-		PublicURL: r.cfg.PublicURL, Version: r.cfg.Version, StartedAt: r.started.UTC().Truncate(time.Second),
+		PublicURL: r.cfg.PublicURL, Version: r.cfg.Build.Version, Commit: r.cfg.Build.Commit, GoVersion: r.cfg.Build.Go,
+		LogFormats: r.cfg.Build.Formats, Features: r.cfg.Build.Features, StartedAt: r.started.UTC().Truncate(time.Second),
 		UptimeSeconds: int64(now.Sub(r.started).Seconds()), CPUPercent: f.cpuPercent, RSSBytes: f.rss,
 		HeapBytes: f.heap, Goroutines: f.goroutines, SchedLatencyP99Ms: f.schedP99Ms,
 		RequestsPerSecond: f.requestsPerSecond, WebSockets: r.cfg.Sockets()}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster.sh start|stop|status|restart NAME|roll|add-front — a cluster of aditus-queue on this machine:
+# cluster.sh start|stop|status|restart NAME|roll|upgrade BINARY|add-front — a cluster of aditus-queue on this machine:
 # three members and one front node on 127.0.0.1, sharing the Kafka broker that
 # deploy/local/kafka.sh runs (started here when it is not running).
 #
@@ -22,7 +22,12 @@
 # not running (killed, say), starts it again on its ports and waits for its
 # healthz; it prints the node's line. roll restarts member1, member2 and
 # member3 in turn, each once the one before answers healthz and the others
-# have taken it in: a graceful roll loses no join. add-front starts one
+# have taken it in: a graceful roll loses no join. upgrade BINARY rolls
+# the cluster to another binary (a release, or the previous one to go
+# back: deploy/upgrade/build-previous.sh builds it) the same way, members
+# first, then every front: a member of the new release serves the fronts
+# of the old one, and a room writes a new event feature only once every
+# node announces it (docs/architecture.md, "Upgrades"). add-front starts one
 # more front node (front2 … front7, HTTP on P+4 … P+9, cluster remote
 # P+14 … P+19), say while a load test runs; it prints its line, and status,
 # stop and start include it from then on.
@@ -263,7 +268,11 @@ build() {
 	command -v go >/dev/null || die "go not found (Go 1.26 is needed to build the binary)"
 	command -v curl >/dev/null || die "curl not found (apt-get install curl)"
 	mkdir -p "$DIR/bin"
-	(cd "$root" && go build -o "$BIN.tmp" .) || die "go build failed"
+	# The commit, for `version` and the instances list, also where the
+	# build has no VCS stamp (GOFLAGS=-buildvcs=false).
+	local commit
+	commit=$(git -C "$root" rev-parse HEAD 2>/dev/null) || commit=
+	(cd "$root" && go build -ldflags "-X github.com/aditus-queue/aditus-queue/actors/release.Commit=$commit" -o "$BIN.tmp" .) || die "go build failed"
 	mv "$BIN.tmp" "$BIN"
 }
 
@@ -292,6 +301,30 @@ roll() {
 		# The others and the front take it in within a round of health
 		# checks (one second) before the next member leaves.
 		sleep 2
+	done
+}
+
+# upgrade rolls every node to the binary $1: the members one after the
+# other, then the fronts, each once the one before answers healthz.
+upgrade() {
+	local bin=${1:-} n
+	[[ -n $bin && -x $bin ]] || die "upgrade: name an aditus-queue binary (upgrade BINARY)"
+	[[ -s $DIR/master.key ]] || die "upgrade: no cluster in $DIR (start it first)"
+	local from to
+	from=$("$BIN" version 2>/dev/null) || from="(unknown)"
+	to=$("$bin" version 2>/dev/null) || die "upgrade: $bin does not run (aditus-queue version failed)"
+	echo "cluster.sh: upgrade from ${from%%$'\n'*} to ${to%%$'\n'*}" >&2
+	mkdir -p "$DIR/bin"
+	cp "$bin" "$BIN.tmp"
+	mv "$BIN.tmp" "$BIN"
+	for n in "${NODES[@]}"; do
+		[[ $n == member* ]] || continue
+		restartNode "$n"
+		sleep 2
+	done
+	for n in "${NODES[@]}"; do
+		[[ $n == front* ]] || continue
+		restartNode "$n"
 	done
 }
 
@@ -346,9 +379,10 @@ stop) locked stop ;;
 status) status ;;
 restart) locked restart "${2:-}" ;;
 roll) locked roll ;;
+upgrade) locked upgrade "${2:-}" ;;
 add-front) locked addFront ;;
 *)
-	echo "usage: $0 start|stop|status|restart NAME|roll|add-front" >&2
+	echo "usage: $0 start|stop|status|restart NAME|roll|upgrade BINARY|add-front" >&2
 	exit 2
 	;;
 esac

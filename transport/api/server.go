@@ -21,6 +21,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
@@ -161,6 +162,7 @@ func (s *Server) Ops() *http.ServeMux {
 	mux.Handle("GET /metrics", s.metricsHandler)
 	mux.HandleFunc("GET /queue/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		status, body := s.health()
+		body["build"] = release.Get()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(body)

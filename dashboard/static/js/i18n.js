@@ -243,6 +243,8 @@ const words = {
   iId: ['Node', 'Knoten'],
   iRoles: ['Roles', 'Rollen'],
   iVersion: ['Version', 'Version'],
+  iFeatures: ['Features', 'Funktionen'],
+  iNoFeatures: ['none announced (before 0.5.0)', 'keine angekündigt (vor 0.5.0)'],
   iUptime: ['Uptime', 'Laufzeit'],
   iCpu: ['CPU', 'CPU'],
   iRss: ['Memory', 'Speicher'],

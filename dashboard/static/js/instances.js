@@ -19,11 +19,19 @@ function uptime(sec) {
   return hh ? `${hh}h ${mm}m` : mm ? `${mm}m ${ss}s` : `${ss}s`;
 }
 
+// versionCell shows the release with its commit; the Go release and the
+// log formats in its title.
+function versionCell(i) {
+  const formats = (i.logFormats || []).map((f) => `${f.log} ${f.reads.join('/')}→${f.writes}`).join(', ');
+  const title = [i.goVersion, formats].filter(Boolean).join('; ');
+  return h('td', { title }, i.version || '', i.commit ? h('span', { class: 'mono' }, ` ${i.commit.slice(0, 7)}`) : '');
+}
+
 // instancesPanel answers the panel and a stop function.
 export function instancesPanel() {
   const body = h('tbody', {});
   const note = h('p', { class: 'hint', role: 'status' });
-  const cols = ['iId', 'iRoles', 'iVersion', 'iUptime', 'iCpu', 'iRss', 'iHeap', 'iGoroutines', 'iSched', 'iRps', 'iWs', 'iReported'];
+  const cols = ['iId', 'iRoles', 'iVersion', 'iFeatures', 'iUptime', 'iCpu', 'iRss', 'iHeap', 'iGoroutines', 'iSched', 'iRps', 'iWs', 'iReported'];
   const el = h('section', { class: 'panel instances', id: 'instances' },
     h('h2', {}, t('instances')),
     h('div', { class: 'scroll' }, h('table', { class: 'grid' }, h('thead', {}, h('tr', {}, cols.map((c) => h('th', {}, t(c))))), body)),
@@ -38,7 +46,7 @@ export function instancesPanel() {
       if (list.length === 0) clear(body, h('tr', {}, h('td', { colspan: cols.length, class: 'empty' }, t('noInstances'))));
       else {
         clear(body, list.map((i) => h('tr', { 'data-instance': i.id },
-          h('td', { class: 'mono' }, i.id), h('td', {}, (i.roles || []).join(', ')), h('td', {}, i.version || ''),
+          h('td', { class: 'mono' }, i.id), h('td', {}, (i.roles || []).join(', ')), versionCell(i), h('td', {}, (i.features || []).join(', ') || t('iNoFeatures')),
           h('td', {}, uptime(i.uptimeSeconds)), h('td', {}, `${num(i.cpuPercent, 1)} %`), h('td', {}, bytes(i.rssBytes)),
           h('td', {}, bytes(i.heapBytes)), h('td', {}, num(i.goroutines)), h('td', {}, `${num(i.schedLatencyP99Ms, 2)} ms`),
           h('td', {}, num(i.requestsPerSecond, 1)), h('td', {}, num(i.webSockets)), h('td', {}, when(i.reportedAt)))));

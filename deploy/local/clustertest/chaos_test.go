@@ -85,9 +85,12 @@ func (k kill) window(due, end time.Time) bool {
 
 // startFixedCluster is startCluster with every member's ports chosen below
 // the ephemeral range, so a killed member restarts on the same ports.
-func startFixedCluster(t *testing.T, brokers []string) (*cluster, [][3]int) {
+func startFixedCluster(t *testing.T, brokers []string, options ...func(*cluster)) (*cluster, [][3]int) {
 	t.Helper()
 	c := &cluster{t: t, brokers: brokers, topics: newTopics(t, brokers), admin: "admin-" + randomHex(16), key: randomHex(32)}
+	for _, o := range options {
+		o(c)
+	}
 	base := freeBase(t, 11)
 	ports := make([][3]int, 3)
 	for i := range ports {

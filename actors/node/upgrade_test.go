@@ -1,0 +1,151 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/persistence"
+	"github.com/aditus-queue/aditus-queue/persistence/memlog"
+)
+
+// startNodeOlder is startNode with the cluster's older nodes given.
+func startNodeOlder(t *testing.T, l persistence.Log, older func([]string) []string) *Node {
+	t.Helper()
+	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Older: older,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// createAndStop creates a room with cfg on a member over l, stops the
+// member gracefully and returns the room's id.
+func createAndStop(t *testing.T, ctx context.Context, l persistence.Log, cfg room.Config) string {
+	t.Helper()
+	n := startNodeOlder(t, l, nil)
+	cr, err := n.Client.Create(ctx, cfg, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	n.Stop(stopCtx)
+	stopCancel()
+	return cr.View.ID
+}
+
+// While a node of the cluster does not announce modes, a room refuses to
+// switch to sold out (409 conflict naming it) and keeps its line; a change
+// that needs no feature goes through.
+func TestConfigureWaitsForEveryNodeToAnnounce(t *testing.T) {
+	older := func(needs []string) []string {
+		if slices.Contains(needs, room.FeatureModes) {
+			return []string{"front,actor 127.0.0.1:7001 (version dev, announces no features)"}
+		}
+		return nil
+	}
+	n := startNodeOlder(t, memlog.New(), older)
+	defer n.Stop(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := room.Config{Slug: "roll", Name: "Roll", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}
+	sold := cfg
+	sold.Mode = room.ModeSoldOut
+	if _, err := n.Client.Create(ctx, sold, "admin"); !IsCode(err, CodeConflict) || !strings.Contains(err.Error(), "127.0.0.1:7001") {
+		t.Fatalf("create sold out: got %v, want a conflict naming the older node", err)
+	}
+	cr, err := n.Client.Create(ctx, cfg, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v room.View
+	err = n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &sold}, &v)
+	if !IsCode(err, CodeConflict) || !strings.Contains(err.Error(), "modes") {
+		t.Fatalf("configure sold out: got %v, want a conflict naming the feature", err)
+	}
+	if _, err := n.Client.Join(ctx, cr.View.ID); err != nil {
+		t.Fatalf("join after the refused switch: %v (the room must still queue)", err)
+	}
+	cfg.RatePerMinute = 120
+	if err := n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
+		t.Fatalf("a change needing no feature: %v", err)
+	}
+}
+
+// A member that finds in a room's log an event needing a feature it does
+// not know refuses the room with room_unavailable naming the release it
+// needs, instead of serving it without that event.
+func TestUnreadableRoomIsRefused(t *testing.T) {
+	l := memlog.New()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id := createAndStop(t, ctx, l, room.Config{Slug: "later", Name: "Later", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true})
+	// A newer release closed the room with a feature of its own.
+	later := `{"v":1,"type":"configured","needs":{"waves":"0.9.0"},"at":1,"configured":{"config":{"slug":"later","name":"Later","targetUrl":"https://shop.example.com/","ratePerMinute":60,"active":true,"mode":"queue","waves":{"closed":true}}}}`
+	if _, err := l.Append(ctx, id, []byte(later)); err != nil {
+		t.Fatal(err)
+	}
+	n2 := startNodeOlder(t, l, nil)
+	defer n2.Stop(context.Background())
+	if _, err := n2.Client.Join(ctx, id); !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
+		t.Fatalf("join: got %v, want room_unavailable naming 0.9.0 and waves", err)
+	}
+	var v room.View
+	if err := n2.Client.Admin(ctx, id, OpGet, AdminRequest{Actor: "admin"}, &v); !IsCode(err, CodeRoomUnavailable) {
+		t.Fatalf("get: got %v, want room_unavailable", err)
+	}
+}
+
+// A member handing its rooms over activates none: its activation marker
+// would fence off the member the room is moving to. Its grain stays not
+// ready (calls are answered unavailable and retried) and writes nothing.
+func TestLeavingMemberActivatesNoRoom(t *testing.T) {
+	l := memlog.New()
+	leaving := true
+	g := &roomGrain{id: "r1", subs: map[string]*subscriber{}, log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		deps: &Deps{Log: l, Sealer: sealer, Hash: hash, Now: time.Now, WriteTimeout: time.Second, Leaving: func() bool { return leaving }}}
+	records := func() int {
+		n := 0
+		if _, err := l.Replay(context.Background(), "r1", -1, func(persistence.Record) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	g.activate()
+	if g.ready || records() != 0 {
+		t.Fatalf("leaving: ready %v with %d records, want no activation and no marker", g.ready, records())
+	}
+	leaving = false
+	g.activate()
+	if !g.ready || records() != 1 {
+		t.Fatalf("staying: ready %v with %d records, want an activation and its marker", g.ready, records())
+	}
+}
+
+// A room's snapshot names the features its state needs, as its events did;
+// a member that does not know one refuses the room as for an event.
+func TestSnapshotNeedsItsFeatures(t *testing.T) {
+	l := memlog.New()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id := createAndStop(t, ctx, l, room.Config{Slug: "snap", Name: "Snap", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true, Mode: room.ModeSoldOut})
+	snap, ok, err := l.LoadSnapshot(ctx, id)
+	if err != nil || !ok || !strings.Contains(string(snap.Data), `"needs":{"modes":"0.4.0"}`) {
+		t.Fatalf("snapshot of a sold-out room: %v %v %s, want it to need modes", ok, err, snap.Data)
+	}
+	snap.Data = []byte(strings.Replace(string(snap.Data), `"needs":{"modes":"0.4.0"}`, `"needs":{"modes":"0.4.0","waves":"0.9.0"}`, 1))
+	if err := l.SaveSnapshot(ctx, id, snap); err != nil {
+		t.Fatal(err)
+	}
+	n2 := startNodeOlder(t, l, nil)
+	defer n2.Stop(context.Background())
+	if _, err := n2.Client.Join(ctx, id); !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
+		t.Fatalf("join: got %v, want room_unavailable naming 0.9.0 and waves", err)
+	}
+}
