@@ -89,6 +89,8 @@ type roomGrain struct {
 	draw drawer
 	// schedule applies the room's scheduled events (room_schedule.go).
 	schedule scheduler
+	// once answers a retried write with its first answer (room_once.go).
+	once onceDesk
 }
 
 func newRoomGrain(d *Deps) actor.Actor {
