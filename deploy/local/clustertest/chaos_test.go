@@ -170,6 +170,9 @@ func TestChaosSoak(t *testing.T) {
 	joins := make([]sent, joinSched.Count)
 	polls := make([]sent, pollSched.Count)
 	var tickets ticketRing
+	// Every operation answered, for the history checker
+	// (chaos_history_test.go).
+	var hist history
 	var answered struct {
 		mu   sync.Mutex
 		list []sent // guarded by mu: the answered joins, in the order answered
@@ -177,7 +180,12 @@ func TestChaosSoak(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		load.OpenLoop(ctx, load.SystemClock{}, joinSched, 8000, load.NewRecorder(), func(ctx context.Context, seq uint64) load.Class {
+			began := time.Now()
 			tk, class := target.Join(ctx, true)
+			if class == load.OK {
+				hist.add(histOp{kind: opJoin, ticket: tk.Ticket, start: began, end: time.Now(), number: tk.Number,
+					serving: tk.Serving, ahead: tk.Ahead, admitted: tk.Admitted})
+			}
 			joins[seq] = sent{done: true, due: joinSched.At(int(seq)), latency: time.Since(joinSched.At(int(seq))), class: class,
 				number: tk.Number, ticket: tk.Ticket}
 			if class == load.OK {
@@ -195,7 +203,12 @@ func TestChaosSoak(t *testing.T) {
 			tk := tickets.pick(seq)
 			class := load.ClassInvalid // nothing to poll yet
 			if tk != "" {
-				class = target.Status(ctx, tk)
+				began := time.Now()
+				var st load.Ticket
+				if st, class = target.StatusOf(ctx, tk); class == load.OK {
+					hist.add(histOp{kind: opStatus, ticket: tk, start: began, end: time.Now(), number: st.Number,
+						serving: st.Serving, ahead: st.Ahead, admitted: st.Admitted})
+				}
 			}
 			polls[seq] = sent{done: true, due: due, latency: time.Since(due), class: class, ticket: tk}
 			return class
@@ -223,7 +236,11 @@ func TestChaosSoak(t *testing.T) {
 			}
 			j := answered.list[next]
 			answered.mu.Unlock()
+			began := time.Now()
 			st, m, err := call(c.front.base, "POST", "/queue/chaos/token", "", map[string]any{"ticket": j.ticket})
+			if err == nil && (st == 200 || st == 425) {
+				hist.add(histOp{kind: opToken, ticket: j.ticket, start: began, end: time.Now(), number: j.number, admitted: st == 200})
+			}
 			if err == nil && st == 200 {
 				tokens = append(tokens, grantedToken{ticket: j.ticket, number: uint64(j.number), token: m["token"].(string), at: time.Now()})
 			}
@@ -339,6 +356,12 @@ func TestChaosSoak(t *testing.T) {
 		outsidePolls, len(pollErrOutside))
 	t.Logf("in all: %d joins due at %d/s for %v, %d numbers answered (highest %d), %d tokens granted, %d kills",
 		len(joins), joinRate, dur, len(seen), maxNumber, len(tokens), len(kills))
+	// The history checker's verdict (chaos_history_test.go).
+	if v := checkHistory(hist.ops); !v.ok {
+		t.Errorf("history: %v", v)
+	} else {
+		t.Logf("history: %v", v)
+	}
 	for i, p := range pollErrOutside {
 		if i == 10 {
 			break
