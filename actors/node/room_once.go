@@ -29,10 +29,8 @@ type onceDesk struct {
 }
 
 // again answers a retry of command id and reports whether it did: from the
-// answers kept, by joining the callers of a command being written, or, for
-// a command applied before this activation (its answer lost), with
-// applied's answer.
-func (d *onceDesk) again(id string, st *room.State, answer reply, applied func() *wire.Response) bool {
+// answers kept, or by joining the callers of a command being written.
+func (d *onceDesk) again(id string, answer reply) bool {
 	if id == "" {
 		return false
 	}
@@ -42,10 +40,6 @@ func (d *onceDesk) again(id string, st *room.State, answer reply, applied func()
 	}
 	if w, ok := d.pending[id]; ok {
 		d.pending[id] = append(w, answer)
-		return true
-	}
-	if st.Applied(id) {
-		answer(applied())
 		return true
 	}
 	return false
@@ -110,21 +104,21 @@ func stamped(t *task, id string) *task {
 // activation applied and whose answer is lost: a redemption gets a fresh
 // bypass token (the code's use was counted once); any other change says it
 // was made, and the caller reads the room to see it.
-func (g *roomGrain) appliedAnswer(op string) func() *wire.Response {
-	return func() *wire.Response {
-		if op == opRedeem {
-			return g.mint(0, true, g.now())
-		}
-		return &wire.Response{Code: CodeConflict, Message: "This change was already made; its answer was lost. Read the room to see it."}
+func (g *roomGrain) appliedAnswer(op string) *wire.Response {
+	if op == opRedeem {
+		return g.mint(0, true, g.now())
 	}
+	return &wire.Response{Code: CodeConflict, Message: "This change was already made; its answer was lost. Read the room to see it."}
 }
 
 // commandID names a call for all its attempts when it writes to a room
-// (the room grain's table says which do); "" for any other call. The
-// directory's and capacity rooms' writes are idempotent by their content
-// (a claim of a slug by the same room id, a visitor id let in or out).
+// (the room grain's table says which do) or to the load tests; "" for any
+// other call. The directory's and capacity rooms' writes are idempotent by
+// their content (a claim of a slug by the same room id, a visitor id let
+// in or out).
 func commandID(kind, op string) string {
-	if o, ok := roomOps[op]; kind == KindRoom && ok && o.writes {
+	o, ok := roomOps[op]
+	if (kind == KindRoom && ok && o.writes) || (kind == KindLoadTests && ltWrites[op]) {
 		return randomID(10)
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -167,5 +168,41 @@ func TestRedeemRetryAfterAnswerAndRestart(t *testing.T) {
 	res, err := n2.cluster.Request(id, KindRoom, long, cluster.WithTimeout(30*time.Second))
 	if err != nil || res.(*wire.Response).Code != CodeInvalid {
 		t.Fatalf("over-long command id: %v %v, want invalid", res, err)
+	}
+}
+
+// A retried schedule add gets the first answer and adds one schedule.
+func TestScheduleAddRetriedAppliesOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n, err := Start(Config{Member: true, Deps: Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: startNodeLogger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopNode(t, n)
+	if _, err := n.Client.Schedules(ctx); err != nil { // the grain is placed
+		t.Fatal(err)
+	}
+	sc := loadtest.Schedule{Cron: "0 3 * * *", Spec: loadtest.Spec{Slug: "s", Profile: loadtest.ProfileJoin, RatePerSecond: 1, DurationSeconds: 1}}
+	body, _ := json.Marshal(LoadTestRequest{Schedule: &sc})
+	req := &wire.Request{Op: opSchAdd, Body: body, Id: "retried-schedule"}
+	var answers []string
+	for range 2 {
+		res, err := n.cluster.Request(LoadTestsID, KindLoadTests, req, cluster.WithTimeout(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.(*wire.Response)
+		if r.Code != "" {
+			t.Fatalf("add: %s %s", r.Code, r.Message)
+		}
+		answers = append(answers, string(r.Body))
+	}
+	if answers[0] != answers[1] {
+		t.Fatalf("retry answered %s, want the first answer %s", answers[1], answers[0])
+	}
+	list, err := n.Client.Schedules(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("schedules after a retried add: %+v %v, want one", list, err)
 	}
 }

@@ -108,7 +108,12 @@ func write[R any](name string, who access, h func(*roomGrain, *R, reply) *task) 
 			return
 		}
 		answer := g.replyTo(c.ctx.Sender())
-		if g.once.again(req.Id, g.st, answer, g.appliedAnswer(name)) {
+		if g.once.again(req.Id, answer) {
+			return
+		}
+		if g.st.Applied(req.Id) {
+			// Applied by an earlier activation: the answer is lost.
+			answer(g.appliedAnswer(name))
 			return
 		}
 		answer = g.once.track(req.Id, answer)
