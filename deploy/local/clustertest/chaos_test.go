@@ -105,12 +105,21 @@ func startFixedCluster(t *testing.T, brokers []string) (*cluster, [][3]int) {
 	return c, ports
 }
 
-// ticketRing holds recent tickets for the status polls.
+// ticketRing holds recent tickets for the status polls, and a few followed
+// ones: every followEvery-th ticket is polled again and again while it is
+// among the newest followed, so the history checker sees its place move.
 type ticketRing struct {
-	mu   sync.Mutex
-	ring []string // guarded by mu
-	next int
+	mu     sync.Mutex
+	ring   []string // guarded by mu
+	next   int
+	added  int
+	follow []string // guarded by mu: the newest followed tickets
 }
+
+const (
+	followEvery = 500
+	followed    = 16
+)
 
 func (r *ticketRing) add(tk string) {
 	r.mu.Lock()
@@ -120,14 +129,26 @@ func (r *ticketRing) add(tk string) {
 		r.ring[r.next%len(r.ring)] = tk
 		r.next++
 	}
+	if r.added%followEvery == 0 {
+		r.follow = append(r.follow, tk)
+		if len(r.follow) > followed {
+			r.follow = r.follow[1:]
+		}
+	}
+	r.added++
 	r.mu.Unlock()
 }
 
+// pick returns the ticket poll seq asks about: every other poll a followed
+// ticket, the others any recent one.
 func (r *ticketRing) pick(seq uint64) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.ring) == 0 {
 		return ""
+	}
+	if seq%2 == 1 {
+		return r.follow[(seq/2)%uint64(len(r.follow))]
 	}
 	return r.ring[seq%uint64(len(r.ring))]
 }
