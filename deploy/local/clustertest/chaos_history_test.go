@@ -295,11 +295,7 @@ func ticketProblems(ops []histOp) []string {
 			break
 		}
 		if !porcupine.CheckOperations(single, operations(by[t])) {
-			var b strings.Builder
-			for _, o := range by[t] {
-				b.WriteString("\n    " + o.String())
-			}
-			out = append(out, "ticket of number "+fmt.Sprint(by[t][0].number)+":"+b.String())
+			out = append(out, "ticket of number "+fmt.Sprint(by[t][0].number)+":"+firstBreak(single, by[t]))
 		}
 	}
 	return out
@@ -320,4 +316,27 @@ var lineModel = porcupine.Model{
 		return true, admitted
 	},
 	Equal: func(a, b any) bool { return a.(int64) == b.(int64) },
+}
+
+// firstBreak prints the operations up to the first one (by sending time)
+// with which ops stop fitting m: the last few, not a followed ticket's
+// hundreds.
+func firstBreak(m porcupine.Model, ops []histOp) string {
+	ops = append([]histOp(nil), ops...)
+	sort.Slice(ops, func(a, b int) bool { return ops[a].start.Before(ops[b].start) })
+	k := len(ops)
+	for i := 1; i < len(ops); i++ {
+		if !porcupine.CheckOperations(m, operations(ops[:i])) {
+			k = i
+			break
+		}
+	}
+	var b strings.Builder
+	if k > 6 {
+		fmt.Fprintf(&b, "\n    … %d operations that fit", k-6)
+	}
+	for _, o := range ops[max(0, k-6):k] {
+		b.WriteString("\n    " + o.String())
+	}
+	return b.String()
 }
