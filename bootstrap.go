@@ -40,6 +40,7 @@ type bootstrap struct {
 	elog      persistence.Log
 	node      *node.Node
 	roomGuard func() error // refuses new rooms while the embedded log's disk is short of space
+	beacon    *beacon.Client
 	stopped   bool
 }
 
@@ -103,7 +104,7 @@ func (b *bootstrap) startNode(ctx context.Context) error {
 	deps := node.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: node.NewMetrics(b.reg),
 		WriteQueue: c.RoomWriteQueue, LoadTests: node.LoadTestDeps{BaseURL: loadTestBase(b.publicURL, c.Addr)}, Health: health.NewHTTP(b.guard),
 		BeaconWait: time.Duration(c.BeaconWaitSeconds) * time.Second}
-	if err := openBeacon(ctx, c.BeaconURL, &deps); err != nil {
+	if err := b.openBeacon(ctx, c.BeaconURL, &deps); err != nil {
 		return err
 	}
 	n, err := node.Start(node.Config{
@@ -149,6 +150,7 @@ func (b *bootstrap) stop(parts func(ctx context.Context)) {
 		b.node.Stop(ctx)
 	}
 	b.stopped = true
+	b.closeBeacon()
 	b.closeLog()
 }
 
@@ -167,6 +169,7 @@ func (b *bootstrap) close() {
 	for _, l := range b.ls.all {
 		_ = l.ln.Close()
 	}
+	b.closeBeacon()
 	b.closeLog()
 }
 
@@ -179,21 +182,33 @@ func (b *bootstrap) closeLog() {
 	}
 }
 
-// openBeacon reads and checks the drand chain at url (nothing without one):
-// a node told to use a beacon it cannot read does not start.
-func openBeacon(ctx context.Context, url string, deps *node.Deps) error {
+// openBeacon reads and checks the drand chain at url (nothing without one).
+// A URL the relay says is wrong keeps the node from starting; a relay that
+// cannot be reached does not: the node starts, draws use the key alone
+// until the chain is read in the background, and
+// aditus_queue_beacon_chain_known says which it is.
+func (b *bootstrap) openBeacon(ctx context.Context, url string, deps *node.Deps) error {
 	if url == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	cl, err := beacon.Open(ctx, url)
+	cl, err := beacon.Dial(ctx, url, beacon.DefaultBackoff, deps.Logger)
 	if err != nil {
 		return fmt.Errorf("--beacon-url: %w", err)
 	}
-	deps.Beacon = cl
-	ch := cl.Chain()
-	deps.Logger.Info("draws mix in a drand beacon", "chain", hex.EncodeToString(ch.Hash), "scheme", ch.Scheme, "period", ch.PeriodSeconds)
+	b.beacon, deps.Beacon = cl, cl
+	b.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_beacon_chain_known",
+		Help: "1 when the drand chain of --beacon-url was read and checked, 0 while its relay could not be reached (draws use the key alone)"},
+		func() float64 {
+			if cl.Chain() == nil {
+				return 0
+			}
+			return 1
+		}))
+	if ch := cl.Chain(); ch != nil {
+		deps.Logger.Info("draws mix in a drand beacon", "chain", hex.EncodeToString(ch.Hash), "scheme", ch.Scheme, "period", ch.PeriodSeconds)
+	}
 	return nil
 }
 
@@ -211,4 +226,13 @@ func loadTestBase(publicURL, addr string) string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// closeBeacon stops reading the beacon's chain in the background, if it
+// still runs.
+func (b *bootstrap) closeBeacon() {
+	if b.beacon != nil {
+		b.beacon.Close()
+		b.beacon = nil
+	}
 }

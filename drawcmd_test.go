@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -125,8 +126,8 @@ func TestDrawVerifyCommand(t *testing.T) {
 // The real binary with --beacon-url at a chain whose committed round never
 // comes (the local server holds only recorded past rounds): the draw waits
 // --beacon-wait past the round's time, is made with the key alone, says so,
-// and `draw verify` passes it with that note. A beacon URL that cannot be
-// read keeps the node from starting, with one line.
+// and `draw verify` passes it with that note. A beacon URL the relay says is
+// wrong (no such chain) keeps the node from starting, with one line.
 func TestDrawVerifyAgainstServer(t *testing.T) {
 	srv := beacontest.Start(t)
 	quick := beacontest.Chains()[1].Info.Hash
@@ -185,3 +186,47 @@ func TestDrawVerifyAgainstServer(t *testing.T) {
 
 // drawTestToken is the servers' admin token in these tests.
 const drawTestToken = "draw-test-admin-token-0123456789"
+
+// The real binary with --beacon-url at a relay that cannot be reached (a
+// closed port) starts and serves, warns, and says in
+// aditus_queue_beacon_chain_known that it has no chain; once the relay
+// comes up on that port it reads the chain and the gauge says so.
+func TestServeBeaconRelayDownAtStart(t *testing.T) {
+	relay, ops := freeAddr(t), freeAddr(t)
+	quick := beacontest.Chains()[1].Info.Hash
+	s := startServer(t, t.TempDir(), freeAddr(t), "--admin-token", drawTestToken, "--beacon-url", "http://"+relay+"/"+quick, "--ops-addr", ops)
+	known := func() string {
+		res, err := http.Get("http://" + ops + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(res.Body)
+		for _, line := range strings.Split(b.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, "aditus_queue_beacon_chain_known "); ok {
+				return v
+			}
+		}
+		t.Fatalf("no aditus_queue_beacon_chain_known in the metrics")
+		return ""
+	}
+	if got := known(); got != "0" {
+		t.Fatalf("chain known %s with the relay down, want 0", got)
+	}
+	if !strings.Contains(s.output(), "beacon relay unreachable") {
+		t.Fatalf("no warning about the relay:\n%s", s.output())
+	}
+	ln, err := net.Listen("tcp", relay)
+	if err != nil {
+		t.Skipf("the relay's port was taken meanwhile: %v", err)
+	}
+	beacontest.StartOn(t, ln)
+	deadline := time.Now().Add(20 * time.Second)
+	for known() != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the chain was not read within 20 s of the relay coming up:\n%s", s.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

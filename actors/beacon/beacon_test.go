@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
+	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -160,5 +163,48 @@ func TestUnchainedRounds(t *testing.T) {
 		if err := beacon.Verify(chain, &b); err == nil {
 			t.Errorf("round %d verified as round %d", r.round, b.Round)
 		}
+	}
+}
+
+// A relay that cannot be reached when the node starts does not stop it:
+// Dial returns a client without a chain (rounds answer ErrNoChain), which
+// reads the chain once the relay comes up. A relay that answers that the
+// chain is not there is an error at once.
+func TestDialRelayDownThenUp(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a closed port: connections are refused
+	quick := beacontest.Chains()[1].Info
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cl, err := beacon.Dial(context.Background(), "http://"+addr+"/"+quick.Hash, beacon.Backoff{Min: 10 * time.Millisecond, Max: 100 * time.Millisecond}, log)
+	if err != nil {
+		t.Fatalf("dial with the relay down: %v, want a client", err)
+	}
+	defer cl.Close()
+	if cl.Chain() != nil {
+		t.Fatal("a chain without a relay")
+	}
+	if _, err := cl.Wait(context.Background(), 1); !errors.Is(err, beacon.ErrNoChain) {
+		t.Fatalf("wait without the chain: %v, want ErrNoChain", err)
+	}
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	srv := beacontest.StartOn(t, ln)
+	deadline := time.Now().Add(10 * time.Second)
+	for cl.Chain() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the chain was not read within 10 s of the relay coming up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := hex.EncodeToString(cl.Chain().Hash); got != quick.Hash {
+		t.Fatalf("chain %s, want %s", got, quick.Hash)
+	}
+	if _, err := beacon.Dial(context.Background(), srv.URL+"/unknown", beacon.DefaultBackoff, log); err == nil {
+		t.Fatal("a relay without the chain: no error")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -30,9 +31,13 @@ const (
 // https://api.drand.sh/52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971;
 // redirects are not followed and answers are bounded.
 type Client struct {
-	base  string
-	http  *http.Client
-	chain *room.Chain
+	base string
+	http *http.Client
+	// chain is the checked description; nil until it is read (Dial).
+	chain atomic.Pointer[room.Chain]
+	// retry is the background reading of the description, when the first
+	// try failed (Dial); nil otherwise.
+	retry *retrier
 }
 
 // Info is drand's chain description, in either of its JSON spellings.
@@ -119,29 +124,51 @@ func (r *Round) Decode() (room.BeaconRound, error) {
 
 // Open reads and checks the chain's description at rawURL.
 func Open(ctx context.Context, rawURL string) (*Client, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("beacon: %q is not an http(s) URL", rawURL)
-	}
-	c := &Client{base: strings.TrimRight(rawURL, "/"), http: &http.Client{
-		Timeout:       requestTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-	var info Info
-	if err := c.get(ctx, "/info", &info); err != nil {
+	c, err := newClient(rawURL)
+	if err != nil {
 		return nil, err
 	}
-	if c.chain, err = info.Chain(); err != nil {
+	if err := c.readInfo(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// Chain is the chain's checked description.
-func (c *Client) Chain() *room.Chain { return c.chain }
+func newClient(rawURL string) (*Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("beacon: %q is not an http(s) URL", rawURL)
+	}
+	return &Client{base: strings.TrimRight(rawURL, "/"), http: &http.Client{
+		Timeout:       requestTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}, nil
+}
+
+// readInfo reads and checks the chain's description.
+func (c *Client) readInfo(ctx context.Context) error {
+	var info Info
+	if err := c.get(ctx, "/info", &info); err != nil {
+		return err
+	}
+	ch, err := info.Chain()
+	if err != nil {
+		return &wrongURL{err}
+	}
+	c.chain.Store(ch)
+	return nil
+}
+
+// Chain is the chain's checked description, or nil while it could not be
+// read yet (Dial).
+func (c *Client) Chain() *room.Chain { return c.chain.Load() }
 
 // Fetch reads round n once and verifies it.
 func (c *Client) Fetch(ctx context.Context, n uint64) (room.BeaconRound, error) {
+	ch := c.Chain()
+	if ch == nil {
+		return room.BeaconRound{}, ErrNoChain
+	}
 	var r Round
 	if err := c.get(ctx, "/public/"+strconv.FormatUint(n, 10), &r); err != nil {
 		return room.BeaconRound{}, err
@@ -153,13 +180,17 @@ func (c *Client) Fetch(ctx context.Context, n uint64) (room.BeaconRound, error) 
 	if err != nil {
 		return b, err
 	}
-	return b, Verify(c.chain, &b)
+	return b, Verify(ch, &b)
 }
 
 // Wait waits until round n is due, then tries to read it once a second
 // until it verifies or ctx ends; it returns the last failure then.
 func (c *Client) Wait(ctx context.Context, n uint64) (room.BeaconRound, error) {
-	if err := sleep(ctx, time.Until(c.chain.RoundTime(n))); err != nil {
+	ch := c.Chain()
+	if ch == nil {
+		return room.BeaconRound{}, ErrNoChain
+	}
+	if err := sleep(ctx, time.Until(ch.RoundTime(n))); err != nil {
 		return room.BeaconRound{}, fmt.Errorf("beacon: round %d not yet due: %w", n, err)
 	}
 	for {
@@ -198,7 +229,12 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("beacon: GET %s: status %d", path, res.StatusCode)
+		err := fmt.Errorf("beacon: GET %s: status %d", path, res.StatusCode)
+		if res.StatusCode >= 400 && res.StatusCode < 500 && path == "/info" {
+			// The relay is up and says there is no such chain.
+			return &wrongURL{err}
+		}
+		return err
 	}
 	if err := json.NewDecoder(io.LimitReader(res.Body, maxBody)).Decode(v); err != nil {
 		return fmt.Errorf("beacon: GET %s: %w", path, err)

@@ -58,7 +58,9 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 	if !ok {
 		deadline = time.Now().Add(c.timeout)
 	}
-	msg := &wire.Request{Op: op, Body: body}
+	// One command id for every attempt: a write retried after a late
+	// answer is applied once (room_once.go).
+	msg := &wire.Request{Op: op, Body: body, Id: commandID(kind, op)}
 	backoff := 20 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		left := time.Until(deadline)

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/cluster"
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
+	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/bench/load"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -65,9 +66,17 @@ type loadTestGrain struct {
 	since int
 	sched *loadtest.Scheduler
 	cur   *activeRun
+	// once answers a retried start or schedule change with its first
+	// answer (room_once.go); its writes are synchronous, so a retry comes
+	// after the first answer.
+	once onceDesk
 
 	stopTick chan struct{}
 }
+
+// ltWrites are the load-test operations a retry must not apply twice: a
+// second start would be refused as a conflict, a second schedule added.
+var ltWrites = map[string]bool{opLTStart: true, opSchAdd: true, opSchRemove: true}
 
 // activeRun is the run this activation drives.
 type activeRun struct {
@@ -211,11 +220,13 @@ func (g *loadTestGrain) handle(ctx actor.Context, req *wire.Request) {
 	if !decode(ctx, req, &r) {
 		return
 	}
+	if ltWrites[req.Op] {
+		g.handleWrite(ctx, req, &r)
+		return
+	}
 	switch req.Op {
 	case opLTPing:
 		ctx.Respond(okResponse(struct{}{}))
-	case opLTStart:
-		ctx.Respond(g.startRun(r.Spec, nil))
 	case opLTList:
 		runs, next := g.st.Page(max(r.Limit, 1), r.Before)
 		ctx.Respond(okResponse(LoadTestPage{Runs: runs, Next: next}))
@@ -238,22 +249,39 @@ func (g *loadTestGrain) handle(ctx actor.Context, req *wire.Request) {
 			g.cur.cancel()
 			g.cur.waiters = append(g.cur.waiters, ctx.Sender())
 		}
-	case opSchAdd:
-		ctx.Respond(g.addSchedule(r.Schedule))
 	case opSchList:
 		list := make([]loadtest.Schedule, 0, len(g.st.Schedules))
 		for _, sc := range g.st.Schedules {
 			list = append(list, *sc)
 		}
 		ctx.Respond(okResponse(list))
-	case opSchRemove:
-		if g.st.Schedule(r.ID) == nil {
-			ctx.Respond(&wire.Response{Code: CodeNotFound, Message: "No such schedule."})
-			return
-		}
-		ctx.Respond(g.write([]loadtest.Event{{Type: loadtest.TypeScheduleRemoved, ScheduleID: r.ID}}, struct{}{}))
 	default:
 		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
+	}
+}
+
+// handleWrite serves one of ltWrites, once per command id.
+func (g *loadTestGrain) handleWrite(ctx actor.Context, req *wire.Request, r *LoadTestRequest) {
+	if len(req.Id) > room.MaxCommandID {
+		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "command id too long"})
+		return
+	}
+	answer := reply(func(r *wire.Response) { ctx.Respond(r) })
+	if g.once.again(req.Id, answer) {
+		return
+	}
+	answer = g.once.track(req.Id, answer)
+	switch req.Op {
+	case opLTStart:
+		answer(g.startRun(r.Spec, nil))
+	case opSchAdd:
+		answer(g.addSchedule(r.Schedule))
+	case opSchRemove:
+		if g.st.Schedule(r.ID) == nil {
+			answer(&wire.Response{Code: CodeNotFound, Message: "No such schedule."})
+			return
+		}
+		answer(g.write([]loadtest.Event{{Type: loadtest.TypeScheduleRemoved, ScheduleID: r.ID}}, struct{}{}))
 	}
 }
 

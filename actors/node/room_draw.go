@@ -102,6 +102,8 @@ func (g *roomGrain) beaconInput(c *room.Commitment) (room.DrawInput, bool) {
 	switch {
 	case src == nil:
 		return room.DrawInput{BeaconMissing: "the node that made the draw had no beacon configured"}, true
+	case src.Chain() == nil:
+		return room.DrawInput{BeaconMissing: "the node that made the draw could not reach its beacon's relay to read the chain"}, true
 	case string(src.Chain().Hash) != string(c.Chain.Hash):
 		return room.DrawInput{BeaconMissing: "the node that made the draw reads another beacon chain than the committed one"}, true
 	}

@@ -103,6 +103,8 @@ type roomGrain struct {
 	// unreadable, once set, refuses the room: its log holds what a newer
 	// release wrote (unreadable.go).
 	unreadable error
+	// once answers a retried write with its first answer (room_once.go).
+	once onceDesk
 }
 
 func newRoomGrain(d *Deps) actor.Actor {

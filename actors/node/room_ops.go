@@ -108,7 +108,16 @@ func write[R any](name string, who access, h func(*roomGrain, *R, reply) *task) 
 			return
 		}
 		answer := g.replyTo(c.ctx.Sender())
-		if err := g.writes.submit(h(g, &r, answer)); err != nil {
+		if g.once.again(req.Id, answer) {
+			return
+		}
+		if g.st.Applied(req.Id) {
+			// Applied by an earlier activation: the answer is lost.
+			answer(g.appliedAnswer(name))
+			return
+		}
+		answer = g.once.track(req.Id, answer)
+		if err := g.writes.submit(stamped(h(g, &r, answer), req.Id)); err != nil {
 			answer(errResponse(err))
 		}
 	}}
@@ -126,7 +135,11 @@ func (g *roomGrain) dispatch(ctx actor.Context, req *wire.Request) {
 		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
 		return
 	}
-	if o.writes && g.writes.full() {
+	if len(req.Id) > room.MaxCommandID {
+		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "command id too long"})
+		return
+	}
+	if o.writes && g.writes.full() && !g.once.known(req.Id) {
 		ctx.Respond(errResponse(ErrBusy))
 		return
 	}

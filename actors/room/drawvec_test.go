@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
@@ -104,7 +105,9 @@ func computeVectors(t *testing.T) DrawVectors {
 		round     uint64
 	}{
 		{"winter-sale", 1796140800000, vectorSeed(0x40), "", 0},
-		{"winter-sale", 1796140800000, vectorSeed(0x40), chainHash, 34776045},
+		// Round 34445813 is the first quicknet round after 1796140800000 ms
+		// (docs/draw.md, section 3).
+		{"winter-sale", 1796140800000, vectorSeed(0x40), chainHash, 34445813},
 		{"a", 0, vectorSeed(0x80), chainHash, 1},
 	} {
 		key := unhex(t, c.key)
@@ -207,6 +210,21 @@ func TestDrawVectors(t *testing.T) {
 	}
 	if !bytes.Equal(b, want) {
 		t.Fatalf("the draw's vectors changed; a change of algorithm needs a new version (and -update)")
+	}
+}
+
+// A commitment vector that names a round names the one section 3 of
+// docs/draw.md gives for its closing time (quicknet: genesis 1692803367,
+// period 3 s), as a room would.
+func TestDrawVectorRounds(t *testing.T) {
+	quicknet := room.Chain{GenesisTime: 1692803367, PeriodSeconds: 3}
+	for _, c := range computeVectors(t).Commitments {
+		if c.ChainHash == "" || c.ClosesAt == 0 {
+			continue
+		}
+		if due := quicknet.RoundAfter(time.UnixMilli(c.ClosesAt)); c.Round != due {
+			t.Errorf("commitment vector closing at %d ms names round %d, want %d", c.ClosesAt, c.Round, due)
+		}
 	}
 }
 

@@ -28,7 +28,10 @@ type Event struct {
 	At int64 `json:"at"`
 	// Actor is who made an administrative change: "admin" or "key:<name>".
 	Actor string `json:"actor,omitempty"`
-	Line  *Line  `json:"line,omitempty"`
+	// Command is the id of the caller's command that wrote the event
+	// (commands.go), so a retry of it is not applied again.
+	Command string `json:"command,omitempty"`
+	Line    *Line  `json:"line,omitempty"`
 
 	Activated     *Activated     `json:"activated,omitempty"`
 	Created       *Created       `json:"created,omitempty"`

@@ -82,6 +82,8 @@ type State struct {
 	// DrawKeySealed is the armed draw's key, sealed under the master key;
 	// it is revealed in the draw.
 	DrawKeySealed []byte `json:"drawKeySealed,omitempty"`
+	// Commands are the ids of the latest commands applied (commands.go).
+	Commands *Commands `json:"commands,omitempty"`
 
 	// hashes finds keys and codes by hash (hashes.go); not in snapshots.
 	hashes *hashIndex
@@ -106,6 +108,7 @@ func (s *State) Apply(offset int64, e Event) {
 		return
 	}
 	s.Version++
+	s.applyCommand(e)
 	if e.Line != nil {
 		s.Line = *e.Line
 	}

@@ -28,9 +28,13 @@ const (
 
 // Request is a call to a grain.
 type Request struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Op            string                 `protobuf:"bytes,1,opt,name=op,proto3" json:"op,omitempty"`
-	Body          []byte                 `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Op    string                 `protobuf:"bytes,1,opt,name=op,proto3" json:"op,omitempty"`
+	Body  []byte                 `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	// id names the command across retries of one call: a grain that writes
+	// answers a retry with the first answer instead of writing again. Empty
+	// for reads (and from members that predate it).
+	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -77,6 +81,13 @@ func (x *Request) GetBody() []byte {
 		return x.Body
 	}
 	return nil
+}
+
+func (x *Request) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
 }
 
 // Response answers a Request. An empty code means success and body holds the
@@ -201,10 +212,11 @@ var File_wire_proto protoreflect.FileDescriptor
 const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"wire.proto\x12\x13aditusqueue.wire.v1\"-\n" +
+	"wire.proto\x12\x13aditusqueue.wire.v1\"=\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02op\x18\x01 \x01(\tR\x02op\x12\x12\n" +
-	"\x04body\x18\x02 \x01(\fR\x04body\"L\n" +
+	"\x04body\x18\x02 \x01(\fR\x04body\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\"L\n" +
 	"\bResponse\x12\x12\n" +
 	"\x04body\x18\x01 \x01(\fR\x04body\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x18\n" +

@@ -90,12 +90,12 @@ func TestWireReadsAnswers(t *testing.T) {
 		want   Ticket
 		class  Class
 	}{
-		{"content length", okJoin, Ticket{"tk-1", 1234}, OK},
-		{"header names in any case, spaces around values", "HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh:   31 \r\n\r\n{\"ticket\":\"tk-1\",\"number\":1234}", Ticket{"tk-1", 1234}, OK},
+		{"content length", okJoin, Ticket{Ticket: "tk-1", Number: 1234}, OK},
+		{"header names in any case, spaces around values", "HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh:   31 \r\n\r\n{\"ticket\":\"tk-1\",\"number\":1234}", Ticket{Ticket: "tk-1", Number: 1234}, OK},
 		{"chunked with extension and trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
-			"a;x=y\r\n{\"ticket\":\r\n15\r\n\"tk-1\",\"number\":1234}\r\n0\r\nX-Trailer: 1\r\n\r\n", Ticket{"tk-1", 1234}, OK},
-		{"interim answer skipped", "HTTP/1.1 100 Continue\r\n\r\n" + okJoin, Ticket{"tk-1", 1234}, OK},
-		{"bare LF line endings", "HTTP/1.1 200 OK\nContent-Length: 31\n\n{\"ticket\":\"tk-1\",\"number\":1234}", Ticket{"tk-1", 1234}, OK},
+			"a;x=y\r\n{\"ticket\":\r\n15\r\n\"tk-1\",\"number\":1234}\r\n0\r\nX-Trailer: 1\r\n\r\n", Ticket{Ticket: "tk-1", Number: 1234}, OK},
+		{"interim answer skipped", "HTTP/1.1 100 Continue\r\n\r\n" + okJoin, Ticket{Ticket: "tk-1", Number: 1234}, OK},
+		{"bare LF line endings", "HTTP/1.1 200 OK\nContent-Length: 31\n\n{\"ticket\":\"tk-1\",\"number\":1234}", Ticket{Ticket: "tk-1", Number: 1234}, OK},
 		{"refusal", "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 2\r\n\r\n{}", Ticket{}, Class5xx},
 		{"client error", "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", Ticket{}, Class4xx},
 		{"redirect", "HTTP/1.1 302 Found\r\nLocation: /\r\nContent-Length: 0\r\n\r\n", Ticket{}, Class3xx},

@@ -103,6 +103,11 @@ func (t *Target) Warm(ctx context.Context, n int) error {
 type Ticket struct {
 	Ticket string `json:"ticket"`
 	Number int64  `json:"number"`
+	// Serving, Ahead and Admitted are the line as the answer saw it (a
+	// join's or a status poll's).
+	Serving  int64 `json:"serving"`
+	Ahead    int64 `json:"ahead"`
+	Admitted bool  `json:"admitted"`
 }
 
 // Join draws a number. With decode false the answer is read and discarded
@@ -127,13 +132,32 @@ func (t *Target) Join(ctx context.Context, decode bool) (Ticket, Class) {
 
 // Status polls the status of a ticket.
 func (t *Target) Status(ctx context.Context, ticket string) Class {
+	_, c := t.poll(ctx, ticket, false)
+	return c
+}
+
+// StatusOf polls the status of a ticket and decodes the answer (its Ticket
+// field stays empty: the answer does not repeat it).
+func (t *Target) StatusOf(ctx context.Context, ticket string) (Ticket, Class) {
+	a, c := t.poll(ctx, ticket, true)
+	if c != OK {
+		return Ticket{}, c
+	}
+	var tk Ticket
+	if err := json.Unmarshal(a.body, &tk); err != nil || tk.Number <= 0 {
+		return Ticket{}, ClassInvalid
+	}
+	return tk, OK
+}
+
+func (t *Target) poll(ctx context.Context, ticket string, decode bool) (answer, Class) {
 	rq := t.status
 	rq.mid = url.QueryEscape(ticket)
-	a, err := t.wire.do(ctx, rq, false)
+	a, err := t.wire.do(ctx, rq, decode)
 	if err != nil {
-		return classifyErr(ctx, err)
+		return answer{}, classifyErr(ctx, err)
 	}
-	return classifyStatus(a.status)
+	return a, classifyStatus(a.status)
 }
 
 // URL returns the method and URL of one request of profile p (join or

@@ -8,9 +8,10 @@
 # later, once two members killed at once, once the broker stopped for 5 s.
 # It fails if a number is answered twice, an admission token granted stops
 # verifying or its ticket stops getting a token, or a status poll fails
-# outside the fault windows; it prints the fail-over time after the kills of
-# the room's host (p50, max), the joins lost per fault and the latency
-# outside the windows. The test is TestChaosSoak in
+# outside the fault windows, or if the history of its operations breaks the
+# room's model (porcupine, chaos_history_test.go); it prints the fail-over
+# time after the kills of the room's host (p50, max), the joins lost per
+# fault, the latency outside the windows and the history's verdict and size. The test is TestChaosSoak in
 # deploy/local/clustertest. Then TestRollUnderLoad restarts every member
 # gracefully, one after the other, under 2,000 joins/s through the front
 # (AQ_ROLL_JOIN_RATE): every join must be answered 200, no number twice; it

@@ -6,6 +6,7 @@ package beacontest
 import (
 	_ "embed"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -51,11 +52,22 @@ type Server struct {
 
 // Start serves the recorded chains until the test ends.
 func Start(t testing.TB) *Server {
+	return StartOn(t, nil)
+}
+
+// StartOn serves the recorded chains on ln (a relay that comes up at an
+// address known before), or on a port of its own when ln is nil.
+func StartOn(t testing.TB, ln net.Listener) *Server {
 	s := &Server{chains: map[string]*Chain{}, hidden: map[uint64]bool{}}
 	for _, c := range Chains() {
 		s.chains[c.Info.Hash] = &c
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if ln != nil {
+		s.Server.Listener.Close()
+		s.Server.Listener = ln
+	}
+	s.Server.Start()
 	t.Cleanup(s.Close)
 	return s
 }

@@ -108,12 +108,21 @@ func startFixedCluster(t *testing.T, brokers []string, options ...func(*cluster)
 	return c, ports
 }
 
-// ticketRing holds recent tickets for the status polls.
+// ticketRing holds recent tickets for the status polls, and a few followed
+// ones: every followEvery-th ticket is polled again and again while it is
+// among the newest followed, so the history checker sees its place move.
 type ticketRing struct {
-	mu   sync.Mutex
-	ring []string // guarded by mu
-	next int
+	mu     sync.Mutex
+	ring   []string // guarded by mu
+	next   int
+	added  int
+	follow []string // guarded by mu: the newest followed tickets
 }
+
+const (
+	followEvery = 500
+	followed    = 16
+)
 
 func (r *ticketRing) add(tk string) {
 	r.mu.Lock()
@@ -123,14 +132,26 @@ func (r *ticketRing) add(tk string) {
 		r.ring[r.next%len(r.ring)] = tk
 		r.next++
 	}
+	if r.added%followEvery == 0 {
+		r.follow = append(r.follow, tk)
+		if len(r.follow) > followed {
+			r.follow = r.follow[1:]
+		}
+	}
+	r.added++
 	r.mu.Unlock()
 }
 
+// pick returns the ticket poll seq asks about: every other poll a followed
+// ticket, the others any recent one.
 func (r *ticketRing) pick(seq uint64) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.ring) == 0 {
 		return ""
+	}
+	if seq%2 == 1 {
+		return r.follow[(seq/2)%uint64(len(r.follow))]
 	}
 	return r.ring[seq%uint64(len(r.ring))]
 }
@@ -173,6 +194,9 @@ func TestChaosSoak(t *testing.T) {
 	joins := make([]sent, joinSched.Count)
 	polls := make([]sent, pollSched.Count)
 	var tickets ticketRing
+	// Every operation answered, for the history checker
+	// (chaos_history_test.go).
+	var hist history
 	var answered struct {
 		mu   sync.Mutex
 		list []sent // guarded by mu: the answered joins, in the order answered
@@ -180,7 +204,12 @@ func TestChaosSoak(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		load.OpenLoop(ctx, load.SystemClock{}, joinSched, 8000, load.NewRecorder(), func(ctx context.Context, seq uint64) load.Class {
+			began := time.Now()
 			tk, class := target.Join(ctx, true)
+			if class == load.OK {
+				hist.add(histOp{kind: opJoin, ticket: tk.Ticket, start: began, end: time.Now(), number: tk.Number,
+					serving: tk.Serving, ahead: tk.Ahead, admitted: tk.Admitted})
+			}
 			joins[seq] = sent{done: true, due: joinSched.At(int(seq)), latency: time.Since(joinSched.At(int(seq))), class: class,
 				number: tk.Number, ticket: tk.Ticket}
 			if class == load.OK {
@@ -198,7 +227,12 @@ func TestChaosSoak(t *testing.T) {
 			tk := tickets.pick(seq)
 			class := load.ClassInvalid // nothing to poll yet
 			if tk != "" {
-				class = target.Status(ctx, tk)
+				began := time.Now()
+				var st load.Ticket
+				if st, class = target.StatusOf(ctx, tk); class == load.OK {
+					hist.add(histOp{kind: opStatus, ticket: tk, start: began, end: time.Now(), number: st.Number,
+						serving: st.Serving, ahead: st.Ahead, admitted: st.Admitted})
+				}
 			}
 			polls[seq] = sent{done: true, due: due, latency: time.Since(due), class: class, ticket: tk}
 			return class
@@ -226,7 +260,11 @@ func TestChaosSoak(t *testing.T) {
 			}
 			j := answered.list[next]
 			answered.mu.Unlock()
+			began := time.Now()
 			st, m, err := call(c.front.base, "POST", "/queue/chaos/token", "", map[string]any{"ticket": j.ticket})
+			if err == nil && (st == 200 || st == 425) {
+				hist.add(histOp{kind: opToken, ticket: j.ticket, start: began, end: time.Now(), number: j.number, admitted: st == 200})
+			}
 			if err == nil && st == 200 {
 				tokens = append(tokens, grantedToken{ticket: j.ticket, number: uint64(j.number), token: m["token"].(string), at: time.Now()})
 			}
@@ -342,6 +380,12 @@ func TestChaosSoak(t *testing.T) {
 		outsidePolls, len(pollErrOutside))
 	t.Logf("in all: %d joins due at %d/s for %v, %d numbers answered (highest %d), %d tokens granted, %d kills",
 		len(joins), joinRate, dur, len(seen), maxNumber, len(tokens), len(kills))
+	// The history checker's verdict (chaos_history_test.go).
+	if v := checkHistory(hist.ops); !v.ok {
+		t.Errorf("history: %v", v)
+	} else {
+		t.Logf("history: %v", v)
+	}
 	for i, p := range pollErrOutside {
 		if i == 10 {
 			break
