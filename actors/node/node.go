@@ -138,12 +138,21 @@ func Start(cfg Config) (*Node, error) {
 			n.cfg.Deps.Older = n.caps.older
 		}
 		n.cfg.Deps.Leaving = n.leaving.Load
-	}
-	if cfg.Member {
 		n.cluster.StartMember()
 	} else {
 		n.cluster.StartClient()
 	}
+	n.startClient(provider, members)
+	if n.caps != nil {
+		n.caps.start()
+	}
+	return n, nil
+}
+
+// startClient starts what a node calls grains with: the watch of reachable
+// members, the client, its views and join batcher, and the member watches.
+func (n *Node) startClient(provider *automanaged.AutoManagedProvider, members *memberWatch) {
+	cfg := n.cfg
 	n.reach = newReachWatch(provider.GetHealthStatus, members.size)
 	n.reach.start()
 	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members, reach: n.reach}
@@ -154,10 +163,6 @@ func Start(cfg Config) (*Node, error) {
 		n.Client.joins.maxPending = cfg.MaxPendingJoins
 	}
 	n.watch(provider, members)
-	if n.caps != nil {
-		n.caps.start()
-	}
-	return n, nil
 }
 
 // defaults fills in what cfg leaves out and checks the timeouts.

@@ -300,32 +300,12 @@ func (l *Log) Append(ctx context.Context, name string, data ...[]byte) ([]int64,
 		return nil, fmt.Errorf("append to %s: %w (%w)", name, persistence.ErrUnavailable, err)
 	}
 
-	l.mu.Lock()
-	for {
-		if l.closed {
-			l.mu.Unlock()
-			return nil, fmt.Errorf("append to %s: %w", name, ErrClosed)
-		}
-		if l.failed != nil {
-			err := l.failed
-			l.mu.Unlock()
-			return nil, fmt.Errorf("append to %s: %w: %w", name, persistence.ErrUnavailable, err)
-		}
-		if len(data) == 0 {
-			l.mu.Unlock()
-			return []int64{}, nil
-		}
-		if len(l.pend.buf) == 0 || len(l.pend.buf)+size <= maxPending {
-			break
-		}
-		full := l.pend
+	if err := l.lockRoom(ctx, name, size, len(data) == 0); err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
 		l.mu.Unlock()
-		select {
-		case <-full.done:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("append to %s: %w (%w)", name, persistence.ErrUnavailable, ctx.Err())
-		}
-		l.mu.Lock()
+		return []int64{}, nil
 	}
 	s := l.streamLocked(name)
 	if s.damaged != nil {
@@ -365,6 +345,36 @@ func (l *Log) Append(ctx context.Context, name string, data ...[]byte) ([]int64,
 		offs[i] = first + int64(i)
 	}
 	return offs, nil
+}
+
+// lockRoom takes l.mu once the pending batch has room for size more bytes
+// (or at once when empty: nothing will be added) and returns holding it;
+// it returns an error, without the lock, when the log is closed or failed
+// or ctx ends while it waits for a full batch to be written.
+func (l *Log) lockRoom(ctx context.Context, name string, size int, empty bool) error {
+	l.mu.Lock()
+	for {
+		if l.closed {
+			l.mu.Unlock()
+			return fmt.Errorf("append to %s: %w", name, ErrClosed)
+		}
+		if l.failed != nil {
+			err := l.failed
+			l.mu.Unlock()
+			return fmt.Errorf("append to %s: %w: %w", name, persistence.ErrUnavailable, err)
+		}
+		if empty || len(l.pend.buf) == 0 || len(l.pend.buf)+size <= maxPending {
+			return nil
+		}
+		full := l.pend
+		l.mu.Unlock()
+		select {
+		case <-full.done:
+		case <-ctx.Done():
+			return fmt.Errorf("append to %s: %w (%w)", name, persistence.ErrUnavailable, ctx.Err())
+		}
+		l.mu.Lock()
+	}
 }
 
 // run is the flusher: it writes and fsyncs pending batches one after the

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/transport/spent"
 )
@@ -176,6 +177,12 @@ func (g *gate) admit(w http.ResponseWriter, r *http.Request) (v Visitor, ok, pas
 		g.setCookie(w, r, box, v)
 		return v, false, g.storeError(w)
 	}
+	return g.answerStore(w, r, box, v, st, known)
+}
+
+// answerStore answers r from the room's answer st for visitor v: the
+// cookie of an admitted visitor, or the waiting page with the place.
+func (g *gate) answerStore(w http.ResponseWriter, r *http.Request, box *cookieBox, v Visitor, st capacity.Status, known bool) (Visitor, bool, bool) {
 	g.setPow(st.Pow)
 	if known {
 		g.waiting.remember(v.ID, st, g.now())

@@ -114,35 +114,9 @@ func New(cfg *Config, o Options) (*Handler, error) {
 	gates := map[string]*gate{}
 	for name, host := range cfg.Hosts {
 		for _, loc := range host.Locations {
-			rt := &route{loc: loc}
-			for _, rr := range loc.Rooms {
-				if rr.Room.RateRoom != "" {
-					rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, cfg.Server.TrustedProxies, o.Logger)
-					if err != nil {
-						return nil, err
-					}
-					rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, rate: rg})
-					continue
-				}
-				key := rr.Room.Host + "\x00" + rr.Room.Name
-				g, ok := gates[key]
-				if !ok {
-					var err error
-					if g, err = newGate(rr.Room, o.Store, o.Now, o.Logger); err != nil {
-						return nil, err
-					}
-					g.secure = fr.cookieSecure
-					g.budget.addrs = fr.addrs
-					g.waiting.addrs = fr.addrs
-					gates[key] = g
-					h.gates = append(h.gates, g)
-				}
-				rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, gate: g})
-			}
-			if loc.Upstream != nil {
-				rt.next = h.forwarder(loc.Upstream, fr, o)
-			} else {
-				rt.next = http.StripPrefix(strings.TrimSuffix(loc.Path, "/"), http.FileServer(http.Dir(loc.Directory)))
+			rt, err := h.route(loc, cfg, fr, o, gates)
+			if err != nil {
+				return nil, err
 			}
 			h.hosts[name] = append(h.hosts[name], rt)
 		}
@@ -150,6 +124,43 @@ func New(cfg *Config, o Options) (*Handler, error) {
 	h.wg.Add(1)
 	go h.flushLoop()
 	return h, nil
+}
+
+// route builds one location's route: its rooms in order (a capacity room's
+// gate is shared by every location that names it, through gates), then
+// the upstream or the directory it serves.
+func (h *Handler) route(loc *Location, cfg *Config, fr *front, o Options, gates map[string]*gate) (*route, error) {
+	rt := &route{loc: loc}
+	for _, rr := range loc.Rooms {
+		if rr.Room.RateRoom != "" {
+			rg, err := newRateGate(rr.Room, o.RateRooms, o.PublicURL, cfg.Server.TrustedProxies, o.Logger)
+			if err != nil {
+				return nil, err
+			}
+			rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, rate: rg})
+			continue
+		}
+		key := rr.Room.Host + "\x00" + rr.Room.Name
+		g, ok := gates[key]
+		if !ok {
+			var err error
+			if g, err = newGate(rr.Room, o.Store, o.Now, o.Logger); err != nil {
+				return nil, err
+			}
+			g.secure = fr.cookieSecure
+			g.budget.addrs = fr.addrs
+			g.waiting.addrs = fr.addrs
+			gates[key] = g
+			h.gates = append(h.gates, g)
+		}
+		rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, gate: g})
+	}
+	if loc.Upstream != nil {
+		rt.next = h.forwarder(loc.Upstream, fr, o)
+	} else {
+		rt.next = http.StripPrefix(strings.TrimSuffix(loc.Path, "/"), http.FileServer(http.Dir(loc.Directory)))
+	}
+	return rt, nil
 }
 
 // Close stops the renewal batches after sending the last one.
