@@ -30,7 +30,7 @@ import (
 // The slug "assets" is therefore reserved.
 const AssetsPrefix = "/queue/assets/"
 
-//go:embed templates static
+//go:embed templates static i18n
 var files embed.FS
 
 // asset is one static file with its content hash, computed once at start.

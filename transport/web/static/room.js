@@ -349,6 +349,8 @@ function begin(dataEl, cardEl) {
   cfg = JSON.parse(dataEl.textContent);
   room = (cfg.base || location.origin) + '/queue/' + encodeURIComponent(cfg.slug);
   store = storage(cfg.slug);
+  // The room's mode as the page was served; the first answer says more.
+  applyMode(S, cfg);
   page = view(card, words(cfg.lang, cfg.i18n));
   turn = turnNotice(cfg.i18n, cfg.name);
   conn = connection({
