@@ -397,6 +397,11 @@ func (s *Server) handlePage(c echo.Context) error {
 		if m, ok := closedModeMessage(r.View); ok {
 			page.ModeText, page.ModeLink = m.Text(lang), m.LinkURL
 		}
+		// A ticket in the address (the gateway link's, embed.js's): its
+		// number is in the page itself, one round trip sooner.
+		if n, err := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket")); err == nil {
+			page.Number = n
+		}
 		page.PowEnabled, page.PowBits = r.View.PowInForce()
 		page.Domains = cfg.Domains
 		if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {

@@ -37,7 +37,8 @@ var files embed.FS
 type asset struct {
 	body        []byte
 	contentType string
-	version     string // first 16 hex digits of the SHA-256 of body
+	version     string   // first 16 hex digits of the SHA-256 of body
+	imports     []string // the sibling modules it imports
 }
 
 var assets = loadAssets()
@@ -92,9 +93,11 @@ func loadAsset(m map[string]asset, raw map[string][]byte, name string, chain []s
 	}
 	chain = append(chain, name)
 	var failed error
+	var imports []string
 	body = moduleImport.ReplaceAllFunc(body, func(line []byte) []byte {
 		g := moduleImport.FindSubmatch(line)
 		dep := string(g[2])
+		imports = append(imports, dep)
 		if err := loadAsset(m, raw, dep, chain); err != nil {
 			failed = err
 			return line
@@ -112,8 +115,27 @@ func loadAsset(m map[string]asset, raw map[string][]byte, name string, chain []s
 	case ".css":
 		ct = "text/css; charset=utf-8"
 	}
-	m[name] = asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:8])}
+	m[name] = asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:8]), imports: imports}
 	return nil
+}
+
+// moduleGraph lists the modules name imports, directly or through
+// others, each once: what the page preloads beside room.js, so that the
+// browser fetches them all at once instead of one level of imports after
+// the other.
+func moduleGraph(name string) []string {
+	var out []string
+	var walk func(string)
+	walk = func(n string) {
+		for _, dep := range assets[n].imports {
+			if !slices.Contains(out, dep) {
+				out = append(out, dep)
+				walk(dep)
+			}
+		}
+	}
+	walk(name)
+	return out
 }
 
 // assetURL is the versioned URL of a static file, relative to base.

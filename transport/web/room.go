@@ -35,6 +35,7 @@ type RoomPage struct {
 	PowEnabled     bool     // the room asks for proof of work before a number is issued
 	PowBits        int      // the room's proof-of-work difficulty, for display of the verifying state only
 	Domains        []string // the room's shop domains, the only pages besides its own that may frame it
+	Number         uint64   // the visitor's number when the address carries their ticket; 0 otherwise
 	// Mode is the room's mode; in soldOut and maintenance the page opens
 	// with ModeText (the operator's message in the page's language, see
 	// ModeMessage.Text) and ModeLink under the page's own sentence.
@@ -62,9 +63,11 @@ type roomView struct {
 	AccentStyle template.CSS
 	CSP         string
 	CSSURL      string
-	JSURL       string // room.js, the page's ES module
-	FallbackURL string // nomodule.js, for browsers without modules
+	JSURL       string   // room.js, the page's ES module
+	Preloads    []string // the modules room.js imports, preloaded with it
+	FallbackURL string   // nomodule.js, for browsers without modules
 	Initial     string
+	Number      uint64
 	Banner      banner
 	NoJSURL     string // the page without JavaScript (POST draws a number)
 	Languages   []langLink
@@ -134,8 +137,10 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 		CSP:         contentSecurityPolicy(base, image, style),
 		CSSURL:      assetURL(base, "room.css"),
 		JSURL:       assetURL(base, "room.js"),
+		Preloads:    preloads(base),
 		FallbackURL: assetURL(base, "nomodule.js"),
 		Initial:     t.Joining,
+		Number:      p.Number,
 		NoJSURL:     base + "/queue/" + url.PathEscape(p.Slug) + "/wait" + returnQuery(p.ReturnURL),
 		Languages:   langLinks(lang, p.Query),
 		Data: roomData{
@@ -164,6 +169,15 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// preloads are the versioned URLs of the modules room.js imports.
+func preloads(base string) []string {
+	var out []string
+	for _, m := range moduleGraph("room.js") {
+		out = append(out, assetURL(base, m))
+	}
+	return out
 }
 
 // opening sets the state line and banner the page opens with for a room
