@@ -188,3 +188,60 @@ host "127.0.0.1" {
   await ctx.close();
   assert.deepEqual(failures, [], failures.join('\n'));
 });
+
+// What axe leaves to a person, measured where a browser can: the focus
+// order and its visible outline, 200 % zoom without horizontal scrolling
+// or clipped text, reduced motion and forced colours.
+for (const lang of ['en', 'ar']) {
+  test(`keyboard, 200 % zoom, reduced motion and forced colours (${lang})`, async () => {
+    const s = slug('a11y');
+    await queue.createRoom({ slug: s, name: 'Summer Nights Open Air 2026 – the long name of the night', ratePerMinute: 1,
+      message: 'Max. 4 tickets per order. Eine sehr lange Zeile ohne Umbruch: Donaudampfschifffahrtsgesellschaftskapitän.',
+      mode: 'soldOut', soldOutMessage: { en: 'All gone.', linkUrl: 'https://shop.example.com/returns' } });
+    // 200 %: a 1280 px window at zoom 2 is a 640 px layout, drawn twice as large.
+    const ctx = await browser.newContext({ locale: lang, viewport: { width: 640, height: 450 }, deviceScaleFactor: 2, reducedMotion: 'reduce', bypassCSP: true });
+    const page = await ctx.newPage();
+    await page.goto(queue.roomURL(s, { lang }));
+    await waitFor(async () => !(await page.isHidden('#aq-banner-link')), { message: 'the sold-out banner' });
+    const overflow = await page.evaluate(() => {
+      const out = [];
+      if (document.documentElement.scrollWidth > document.documentElement.clientWidth) out.push('the page scrolls sideways');
+      for (const el of document.querySelectorAll('main *, footer *')) {
+        if (el.offsetParent && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'hidden') out.push(`clipped: ${el.id || el.className || el.tagName}`);
+      }
+      return out;
+    });
+    assert.deepEqual(overflow, [], 'at 200 %');
+    // The focus goes through the controls in reading order, each outlined.
+    const order = [];
+    for (let i = 0; i < 14; i++) {
+      await page.keyboard.press('Tab');
+      const f = await page.evaluate(() => {
+        const el = document.activeElement;
+        if (!el || el === document.body) return null;
+        const st = getComputedStyle(el);
+        const all = [...document.querySelectorAll('a[href], button:not([hidden])')].filter((e) => e.offsetParent);
+        return { name: el.textContent.trim(), index: all.indexOf(el), outline: st.outlineStyle !== 'none' && parseFloat(st.outlineWidth) >= 2 };
+      });
+      if (!f) break;
+      order.push(f);
+    }
+    assert.ok(order.length >= 12, `only ${order.length} controls reached: ${JSON.stringify(order)}`);
+    order.forEach((f, i) => {
+      assert.equal(f.index, i, `focus order: ${JSON.stringify(order)}`);
+      assert.ok(f.outline, `no visible focus on ${f.name}`);
+    });
+    // Reduced motion: nothing moves.
+    const moving = await page.evaluate(() => [...document.querySelectorAll('*')].flatMap((el) => ['', '::after', '::before'].map((p) => {
+      const st = getComputedStyle(el, p || null);
+      return st.animationName !== 'none' || (st.transitionDuration && st.transitionDuration.split(',').some((d) => parseFloat(d) > 0)) ? `${el.tagName}.${el.className}${p}` : null;
+    })).filter(Boolean));
+    assert.deepEqual(moving, [], 'moving under prefers-reduced-motion');
+    // Forced colours: the bar and the dot keep a system colour.
+    await page.emulateMedia({ forcedColors: 'active' });
+    const dot = await page.evaluate(() => getComputedStyle(document.querySelector('.aq-dot')).forcedColorAdjust);
+    assert.equal(dot, 'none', 'the live dot vanishes in forced colours');
+    assert.deepEqual(await axe(page), [], 'axe-core in forced colours');
+    await ctx.close();
+  });
+}
