@@ -125,7 +125,7 @@ func TestRenderRoomData(t *testing.T) {
 	if !d.Pow.Enabled || d.Pow.Bits != 15 {
 		t.Errorf("pow = %+v, want enabled with 15 bits", d.Pow)
 	}
-	if !strings.HasPrefix(d.WorkerURL, "https://queue.example.com/queue/assets/pow-worker.js?v=") {
+	if !strings.HasPrefix(d.WorkerURL, "https://queue.example.com/queue/assets/pow-worker.") {
 		t.Errorf("workerUrl = %q", d.WorkerURL)
 	}
 	if d.I18n != catalog["en"] {
@@ -136,9 +136,9 @@ func TestRenderRoomData(t *testing.T) {
 		`<title>Summer Festival 2026 – Waiting room</title>`,
 		`<img class="aq-hero" src="https://cdn.example.com/key.jpg"`,
 		`--aq-accent:#e4007c`,
-		`href="https://queue.example.com/queue/assets/room.css?v=`,
-		`<script type="module" src="https://queue.example.com/queue/assets/room.js?v=`,
-		`<script nomodule src="https://queue.example.com/queue/assets/nomodule.js?v=`,
+		`href="https://queue.example.com/queue/assets/room.` + assets["room.css"].version + `.css"`,
+		`<script type="module" src="https://queue.example.com/queue/assets/room.` + assets["room.js"].version + `.js"`,
+		`<script nomodule src="https://queue.example.com/queue/assets/nomodule.` + assets["nomodule.js"].version + `.js"`,
 		"Presale starts at 10:00.\nLimit: 4 tickets.",
 		`Verifying your browser…`,
 	} {
@@ -187,12 +187,12 @@ func TestRenderRoomNotFound(t *testing.T) {
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			html := render(t, RoomPage{Slug: "nope", Lang: tc.lang, BaseURL: "https://queue.example.com", Name: "Secret Room", Message: "Secret message"})
-			for _, w := range []string{tc.title, tc.text, "<title>" + tc.title + "</title>", "room.css"} {
+			for _, w := range []string{tc.title, tc.text, "<title>" + tc.title + "</title>", versionedName("room.css", assets["room.css"].version)} {
 				if !strings.Contains(html, w) {
 					t.Errorf("not-found page lacks %q", w)
 				}
 			}
-			for _, bad := range []string{"aq-room", "room.js", "Secret Room", "Secret message", "<script"} {
+			for _, bad := range []string{"aq-room", versionedName("room.js", assets["room.js"].version), "Secret Room", "Secret message", "<script"} {
 				if strings.Contains(html, bad) {
 					t.Errorf("not-found page contains %q", bad)
 				}
@@ -206,7 +206,7 @@ func TestRenderRoomDefaults(t *testing.T) {
 	for _, w := range []string{
 		`--aq-accent:` + DefaultAccentColor,
 		`<h1 id="aq-title">Waiting room</h1>`,
-		`href="/queue/assets/room.css?v=`,
+		`href="/queue/assets/room.` + assets["room.css"].version + `.css"`,
 		`Getting your waiting number…`,
 	} {
 		if !strings.Contains(html, w) {
@@ -387,9 +387,16 @@ func TestAssets(t *testing.T) {
 				t.Errorf("Access-Control-Allow-Origin = %q, want * (module scripts load with CORS)", got)
 			}
 			name := strings.TrimPrefix(tc.target, AssetsPrefix)
-			versioned := get(http.MethodGet, assetURL("", name), nil)
-			if got := versioned.Header().Get("Cache-Control"); got != "public, max-age=31536000, immutable" {
-				t.Errorf("versioned Cache-Control = %q", got)
+			current := get(http.MethodGet, assetURL("", name), nil)
+			if got := current.Header().Get("Cache-Control"); current.Code != http.StatusOK || got != "public, max-age=31536000, immutable" {
+				t.Errorf("versioned: %d, Cache-Control %q", current.Code, got)
+			}
+			if current.Body.String() != string(assets[name].body) {
+				t.Error("the versioned name serves another body")
+			}
+			other := get(http.MethodGet, AssetsPrefix+versionedName(name, "0000000000000000"), nil)
+			if got := other.Header().Get("Cache-Control"); other.Code != http.StatusOK || got != "public, max-age=300" {
+				t.Errorf("another version: %d, Cache-Control %q, want the current file for five minutes", other.Code, got)
 			}
 			etag := rec.Header().Get("ETag")
 			if etag == "" {
@@ -463,11 +470,12 @@ func TestModuleImports(t *testing.T) {
 			t.Fatalf("module %s is not served", name)
 		}
 		for _, m := range from.FindAllStringSubmatch(string(a.body), -1) {
-			dep, version, ok := strings.Cut(strings.TrimPrefix(m[1], "./"), "?v=")
-			if !ok || !strings.HasPrefix(m[1], "./") {
-				t.Errorf("%s imports %q, want ./<file>?v=<version>", name, m[1])
+			g := versioned.FindStringSubmatch(strings.TrimPrefix(m[1], "./"))
+			if g == nil || !strings.HasPrefix(m[1], "./") {
+				t.Errorf("%s imports %q, want ./<file>.<version>.js", name, m[1])
 				continue
 			}
+			dep, version := g[1]+g[3], g[2]
 			if got := assets[dep].version; got != version {
 				t.Errorf("%s imports %s at version %q, want %q", name, dep, version, got)
 			}

@@ -171,7 +171,10 @@ test('a first visit costs at most 30 KB compressed and two round trips before th
   for (const v of [enter, direct]) assert.ok(v.bytes <= BUDGET_BYTES, `a first visit costs ${v.bytes} bytes, over ${BUDGET_BYTES}`);
   assert.ok(enter.ms < 3 * latency, `the number shows after ${(enter.ms / latency).toFixed(2)} round trips through the gateway link`);
   // Every asset is versioned and cached for a year.
-  for (const f of direct.files.filter((x) => x.url.includes('/queue/assets/'))) {
+  const assets = direct.files.filter((x) => x.url.includes('/queue/assets/'));
+  assert.ok(assets.length >= 5, `${assets.length} assets`);
+  for (const f of assets) {
+    assert.match(f.url, /\/[\w-]+\.[0-9a-f]{16}\.(js|css)$/, 'the version is not in the name');
     const res = await fetch(f.url);
     assert.match(res.headers.get('cache-control'), /max-age=31536000, immutable/, f.url);
   }
