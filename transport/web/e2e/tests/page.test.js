@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { test } from 'node:test';
+import { openConsole, signedIn } from '../lib/console.js';
 import { ensureArtifacts, repoRoot, slug, waitFor } from '../lib/harness.js';
 import { browser, queue, shop, useQueue } from '../lib/suite.js';
 
@@ -76,6 +77,55 @@ test('the switch changes the language and the choice is kept', async () => {
   await page.goto(queue.roomURL(s));
   assert.equal(await page.getAttribute('html', 'lang'), 'ja', 'the choice is not kept');
   await ctx.close();
+});
+
+test('the operator sets the page\'s language and per-language messages in the console; the visitor reads them', async () => {
+  const { s, site } = await waitingRoom();
+  const { ctx, page, problems } = await openConsole(browser, queue.base);
+  await signedIn(page, queue.adminToken);
+  await page.goto(`${queue.base}/admin/#/room/${site.id}/settings`);
+  await page.waitForSelector('#f-language');
+  assert.equal(await page.inputValue('#f-language'), '', 'a new room follows the browser');
+  await page.selectOption('#f-language', 'es');
+  await page.click('#f-messages + button');
+  await page.selectOption('#f-messages .text-row:last-child .text-lang', 'es');
+  await page.fill('#f-messages .text-row:last-child .text-value', 'Máx. 4 entradas por pedido.');
+  await page.click('#f-soldOutMessage-texts + button');
+  await page.selectOption('#f-soldOutMessage-texts .text-row:last-child .text-lang', 'es');
+  await page.fill('#f-soldOutMessage-texts .text-row:last-child .text-value', 'Todo vendido.');
+  await page.click('.site-form button[type=submit]');
+  await page.waitForSelector('.site-form .form-status:has-text("Saved.")');
+  const got = (await queue.api('GET', `/api/admin/queue/sites/${site.id}`)).body;
+  assert.equal(got.language, 'es');
+  assert.deepEqual(got.messages, { es: 'Máx. 4 entradas por pedido.' });
+  assert.deepEqual(got.soldOutMessage.texts, { es: 'Todo vendido.' });
+  assert.deepEqual(problems, []);
+  await ctx.close();
+  // A German browser reads the room in Spanish, the room's language.
+  const visitor = await (await browser.newContext({ locale: 'de-DE' })).newPage();
+  await visitor.goto(queue.roomURL(s));
+  assert.equal(await visitor.getAttribute('html', 'lang'), 'es');
+  assert.equal(await visitor.textContent('#aq-message'), 'Máx. 4 entradas por pedido.');
+  await visitor.context().close();
+});
+
+test('the opening date is Intl\'s in the page\'s language', async () => {
+  const s = slug('opens');
+  const opensAt = new Date(Date.now() + 3 * 24 * 3600e3);
+  await queue.createRoom({ slug: s, name: 'Later', targetUrl: shop.url('/'), ratePerMinute: 1, opensAt: opensAt.toISOString() });
+  for (const lang of ['ja', 'ar', 'pl']) {
+    const ctx = await browser.newContext({ locale: lang });
+    const page = await ctx.newPage();
+    await page.goto(queue.roomURL(s));
+    await waitFor(async () => /\S/.test(await page.textContent('#aq-opens-on')), { message: `the opening date in ${lang}` });
+    const want = await page.evaluate(([l, at, line]) => line.replace('{time}', new Intl.DateTimeFormat(l, { dateStyle: 'full', timeStyle: 'short' }).format(new Date(at))),
+      [lang, opensAt.getTime(), catalogue(lang).opensOn]);
+    assert.equal(await page.textContent('#aq-opens-on'), want);
+    const days = await page.evaluate(([l]) => [2, 3].map((n) => new Intl.NumberFormat(l, { style: 'unit', unit: 'day', unitDisplay: 'long' }).format(n)), [lang]);
+    const countdown = await page.textContent('#aq-countdown');
+    assert.ok(days.some((d) => countdown.startsWith(d + ' ')), `the countdown in ${lang}: ${await page.textContent('#aq-countdown')}`);
+    await ctx.close();
+  }
 });
 
 test('the position is announced politely, the turn assertively and once', async () => {
