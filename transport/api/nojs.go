@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -87,19 +88,38 @@ func (s *Server) handleWaitJoin(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	v := r.View
-	if on, _ := v.PowInForce(); !on && v.Closed() == nil && !v.Paused() {
-		if err := s.admitJoin(c, r, nil); err != nil {
+	// A browser that holds a number already (the form sent twice, the
+	// back button) keeps it.
+	if _, held := s.waitTicket(c, r); !held {
+		if answered, err := s.waitJoin(c, r); answered || err != nil {
 			return err
 		}
-		res, err := s.client.Join(c.Request().Context(), v.ID)
-		if err != nil {
-			return err
-		}
-		s.setTicketCookie(c, v.Config.Slug, res.Ticket)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Redirect(http.StatusSeeOther, c.Request().URL.RequestURI())
+}
+
+// waitJoin draws the number of handleWaitJoin, where the room gives one;
+// answered reports that it has answered the request itself.
+func (s *Server) waitJoin(c echo.Context, r *node.Room) (answered bool, err error) {
+	v := r.View
+	if on, _ := v.PowInForce(); on || v.Closed() != nil || v.Paused() {
+		return false, nil
+	}
+	if err := s.admitJoin(c, r, nil); err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusTooManyRequests {
+			// A browser gets the page again, saying why, not JSON.
+			return true, s.waitPage(c, r, e.Status, func(p *web.WaitPage) { p.OverBudget = true })
+		}
+		return false, err
+	}
+	res, err := s.client.Join(c.Request().Context(), v.ID)
+	if err != nil {
+		return false, err
+	}
+	s.setTicketCookie(c, v.Config.Slug, res.Ticket)
+	return false, nil
 }
 
 // handleWait shows a browser without JavaScript where its number stands.
@@ -108,6 +128,12 @@ func (s *Server) handleWait(c echo.Context) error {
 	if !ok {
 		return err
 	}
+	return s.waitPage(c, r, http.StatusOK, nil)
+}
+
+// waitPage answers the page without JavaScript with status; edit, when
+// set, changes the page before it is drawn.
+func (s *Server) waitPage(c echo.Context, r *node.Room, status int, edit func(*web.WaitPage)) error {
 	v := r.View
 	cfg := &v.Config
 	lang := s.pageLang(c, cfg.Language)
@@ -119,6 +145,9 @@ func (s *Server) handleWait(c echo.Context) error {
 		}
 	}
 	s.waitMode(v, lang, &p)
+	if edit != nil {
+		edit(&p)
+	}
 	var buf bytes.Buffer
 	if err := web.RenderWait(&buf, p); err != nil {
 		return err
@@ -127,7 +156,7 @@ func (s *Server) handleWait(c echo.Context) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-	return c.HTMLBlob(http.StatusOK, buf.Bytes())
+	return c.HTMLBlob(status, buf.Bytes())
 }
 
 // waitTicket is the number of the visitor's ticket cookie; a ticket the

@@ -67,6 +67,9 @@ func TestWaitWithoutScript(t *testing.T) {
 		if c := h.Get("Set-Cookie"); !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "Path=/queue/modes/") {
 			t.Fatalf("ticket cookie %q", c)
 		}
+		if st, _, h := b.send("POST", path); st != http.StatusSeeOther || h.Get("Set-Cookie") != "" {
+			t.Fatalf("the form sent twice: %d, cookie %q; want the number kept", st, h.Get("Set-Cookie"))
+		}
 		if i >= 5 { // the burst admits the first five at once
 			st, html, _ = b.send("GET", path)
 			if st != http.StatusOK || numberOnPage.FindStringSubmatch(html)[1] != []string{"6", "7"}[i-5] {
@@ -178,5 +181,25 @@ func TestPageLanguageChoice(t *testing.T) {
 	st, m, _ := e.do("PATCH", "/api/admin/queue/sites/"+id, adminTok, map[string]any{"language": "xx"})
 	if st != http.StatusBadRequest && st != http.StatusUnprocessableEntity {
 		t.Errorf("language xx: %d %v, want a refusal", st, m)
+	}
+}
+
+// TestWaitWithoutScriptOverBudget checks that a browser over its
+// address's budget of new numbers gets the page saying so (429, in its
+// language), not JSON, and no number.
+func TestWaitWithoutScriptOverBudget(t *testing.T) {
+	e, _, id, _ := modesWorld(t)
+	e.patchSite(id, func(site map[string]any) { site["addressBudget"] = map[string]any{"perMinute": 1, "burst": 1} })
+	// Each try from a new browser on the same address.
+	waitFor(t, 5*time.Second, "the budget in force", func() bool {
+		st, _, _ := newBrowser(e).send("POST", "/queue/modes/wait")
+		return st == http.StatusTooManyRequests
+	})
+	st, html, h := newBrowser(e).send("POST", "/queue/modes/wait", "Accept-Language", "it")
+	if st != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		t.Fatalf("over budget: %d, Retry-After %q, %s", st, h.Get("Retry-After"), h.Get("Content-Type"))
+	}
+	if !strings.Contains(html, "sono stati presi troppi numeri") || !strings.Contains(html, `class="aq-nojs"`) || strings.Contains(h.Get("Set-Cookie"), "aq-ticket") {
+		t.Errorf("the page does not say why, offers no form, or drew a number: %s", html)
 	}
 }

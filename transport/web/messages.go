@@ -69,7 +69,10 @@ type messages struct {
 	TakeNumber  string `json:"takeNumber"`
 	RefreshNote string `json:"refreshNote"`
 	RefreshNow  string `json:"refreshNow"`
-	OldBrowser  string `json:"oldBrowser"`
+	// OverBudget is the page without JavaScript refusing a number to an
+	// address over its budget of new numbers.
+	OverBudget string `json:"overBudget"`
+	OldBrowser string `json:"oldBrowser"`
 	// The room's modes: the state line and the banner of each.
 	SoldOut            string `json:"soldOut"`
 	SoldOutDefault     string `json:"soldOutDefault"`

@@ -33,6 +33,7 @@ type WaitPage struct {
 	Refresh             int    // seconds until the page reloads; 0: it does not
 	Mode                string // soldOut or maintenance in WaitClosed
 	ModeText, ModeLink  string // the operator's words in a closed mode
+	OverBudget          bool   // WaitTake: the last try was refused, the address over its budget
 }
 
 type waitView struct {
@@ -91,6 +92,10 @@ func waitWords(p WaitPage, t messages) (string, banner) {
 		return t.Admitted, banner{}
 	case WaitWaiting:
 		return t.Waiting, banner{}
+	case WaitTake:
+		if p.OverBudget {
+			return t.Title, banner{Text: t.OverBudget}
+		}
 	}
 	return t.Title, banner{}
 }
