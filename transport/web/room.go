@@ -100,6 +100,9 @@ type roomData struct {
 	// as the page opens, until the first answer says more.
 	Mode        string       `json:"mode"`
 	ModeMessage *modeMessage `json:"modeMessage,omitempty"`
+	// Number is the number of the ticket in the page's address, already
+	// shown in the HTML; 0 without one.
+	Number uint64 `json:"number,omitempty"`
 }
 
 type modeMessage struct {
@@ -153,6 +156,7 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 			WorkerURL: assetURL(base, "pow-worker.js"),
 			I18n:      t,
 			Mode:      p.Mode,
+			Number:    p.Number,
 		},
 	}
 	if p.PowEnabled {

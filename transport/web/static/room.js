@@ -367,6 +367,9 @@ function begin(dataEl, cardEl) {
   drawPanel(cfg, room);
   adoptTicketFromURL();
   S.ticket = store.ticket();
+  // The number of a ticket handed over in the address is in the page
+  // already; it stays shown until the first answer.
+  if (cfg.number > 0) S.number = cfg.number;
   S.start = store.start();
   setInterval(tick, TICK_MS);
   setInterval(heartbeat, HEARTBEAT_MS);

@@ -191,6 +191,18 @@ async function firstVisit(url, latency) {
   await cdp.send('Network.enable');
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency, downloadThroughput: -1, uploadThroughput: -1 });
   await page.goto(`${queue.base}/queue/healthz`);
+  // Every text the number shows, from the first: once there, it stays.
+  await page.addInitScript(() => {
+    window.numbers = [];
+    const note = (el) => el.textContent && window.numbers.push(el.textContent);
+    new MutationObserver((_, seen) => {
+      const el = document.getElementById('aq-number');
+      if (!el) return;
+      seen.disconnect();
+      note(el);
+      new MutationObserver(() => note(el)).observe(el, { childList: true, characterData: true, subtree: true });
+    }).observe(document, { childList: true, subtree: true });
+  });
   const bodies = [];
   page.on('response', (res) => {
     bodies.push(res.body().then((b) => ({ url: res.url(), raw: b.length, gz: b.length ? zlib.gzipSync(b, { level: 6 }).length : 0 }), () => null));
@@ -200,6 +212,10 @@ async function firstVisit(url, latency) {
   await waitFor(async () => /\d/.test(await page.textContent('#aq-number').catch(() => '')), { timeout: 20000, interval: 10, message: 'the number' });
   const ms = Date.now() - started;
   await page.waitForLoadState('load');
+  await waitFor(async () => (await page.getAttribute('#aq-card', 'data-state')) === 'waiting' && (await page.evaluate(() => window.numbers.length)) > 0, { message: 'the page under way' });
+  const numbers = await page.evaluate(() => window.numbers);
+  const first = numbers.findIndex((n) => /\d/.test(n));
+  assert.ok(first >= 0 && numbers.slice(first).every((n) => /\d/.test(n)), `the number went away again: ${JSON.stringify(numbers)}`);
   const files = (await Promise.all(bodies)).filter(Boolean);
   await ctx.close();
   return { files, ms, bytes: files.reduce((n, f) => n + f.gz, 0) };
