@@ -97,7 +97,7 @@ func TestRenderRoomOperatorWords(t *testing.T) {
 	for _, want := range []string{
 		`<span id="aq-state" role="status">Agotado</span>`,
 		`<p class="aq-banner" id="aq-banner"><span id="aq-banner-text">La venta ha terminado`,
-		`<span class="aq-banner-detail" id="aq-banner-detail">Gracias: vuelva el lunes.</span>`,
+		`<span class="aq-banner-detail" id="aq-banner-detail" dir="auto">Gracias: vuelva el lunes.</span>`,
 		`href="https://shop.example.com/returns">Más información</a>`,
 	} {
 		if !strings.Contains(html, want) {

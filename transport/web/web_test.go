@@ -157,7 +157,9 @@ func TestRenderRoomLanguages(t *testing.T) {
 		{"en", "en", []string{"Your waiting number", "Ahead of you", "Now admitting up to", "Estimated wait", "Keep this page open"}},
 		{"fr", "fr", []string{"Votre numéro d’attente", "Devant vous", "Attente estimée"}},
 		{"ja", "ja", []string{"あなたの整理番号", `dir="ltr"`}},
-		{"ar", "ar", []string{"رقم انتظارك", `dir="rtl"`}},
+		// The operator's words keep their own direction in a page of
+		// the other.
+		{"ar", "ar", []string{"رقم انتظارك", `dir="rtl"`, `<p class="aq-message" id="aq-message" dir="auto">`, `<h1 id="aq-title" dir="auto">`}},
 		{"xx", "en", []string{"Your waiting number"}},
 		{"", "en", []string{"Your waiting number"}},
 	} {
@@ -205,7 +207,7 @@ func TestRenderRoomDefaults(t *testing.T) {
 	html := render(t, RoomPage{Slug: "plain", Found: true})
 	for _, w := range []string{
 		`--aq-accent:` + DefaultAccentColor,
-		`<h1 id="aq-title">Waiting room</h1>`,
+		`<h1 id="aq-title" dir="auto">Waiting room</h1>`,
 		`href="/queue/assets/room.` + assets["room.css"].version + `.css"`,
 		`Getting your waiting number…`,
 	} {
