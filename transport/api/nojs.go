@@ -88,15 +88,24 @@ func (s *Server) handleWaitJoin(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	// A browser that holds a number already (the form sent twice, the
-	// back button) keeps it.
-	if _, held := s.waitTicket(c, r); !held {
+	// A ticket handed over in the address (the gateway link drew the
+	// number) is kept; so is the number of a browser that holds one
+	// already (the form sent twice, the back button).
+	if t := c.QueryParam("ticket"); t != "" {
+		if _, err := room.ParseTicket(r.TicketKey, r.View.ID, t); err == nil {
+			s.setTicketCookie(c, r.View.Config.Slug, t)
+		}
+	} else if _, held := s.waitTicket(c, r); !held {
 		if answered, err := s.waitJoin(c, r); answered || err != nil {
 			return err
 		}
 	}
+	u := *c.Request().URL
+	q := u.Query()
+	q.Del("ticket")
+	u.RawQuery = q.Encode()
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.Redirect(http.StatusSeeOther, c.Request().URL.RequestURI())
+	return c.Redirect(http.StatusSeeOther, u.RequestURI())
 }
 
 // waitJoin draws the number of handleWaitJoin, where the room gives one;

@@ -203,3 +203,36 @@ func TestWaitWithoutScriptOverBudget(t *testing.T) {
 		t.Errorf("the page does not say why, offers no form, or drew a number: %s", html)
 	}
 }
+
+// TestWaitWithoutScriptFromGatewayLink: the gateway link draws the number
+// and hands its ticket to the page; without JavaScript the page's form
+// keeps that number instead of drawing another.
+func TestWaitWithoutScriptFromGatewayLink(t *testing.T) {
+	e, _, _, _ := modesWorld(t)
+	for range 6 { // the burst is taken: the link queues
+		e.do("POST", "/queue/modes/join", "", nil)
+	}
+	b := newBrowser(e)
+	st, _, h := b.send("GET", "/queue/modes/enter")
+	loc, _ := url.Parse(h.Get("Location"))
+	ticket := loc.Query().Get("ticket")
+	if st != http.StatusFound || ticket == "" {
+		t.Fatalf("gateway link: %d to %q", st, h.Get("Location"))
+	}
+	_, page, _ := b.send("GET", loc.RequestURI())
+	form := regexp.MustCompile(`<form class="aq-nojs" method="post" action="([^"]+)"`).FindStringSubmatch(page)
+	if form == nil || !strings.Contains(page, `id="aq-number">7<`) {
+		t.Fatalf("the page lacks the form or the number 7: %s", page)
+	}
+	action := strings.ReplaceAll(form[1], "&amp;", "&")
+	st, _, h = b.send("POST", action)
+	if st != http.StatusSeeOther || strings.Contains(h.Get("Location"), "ticket") || !strings.Contains(h.Get("Set-Cookie"), url.QueryEscape(ticket)) && !strings.Contains(h.Get("Set-Cookie"), ticket) {
+		t.Fatalf("form with the ticket: %d to %q, cookie %q", st, h.Get("Location"), h.Get("Set-Cookie"))
+	}
+	if _, html, _ := b.send("GET", h.Get("Location")); !strings.Contains(html, `id="aq-number">7<`) {
+		t.Errorf("the page without JavaScript does not show number 7: %s", html)
+	}
+	if _, j, _ := e.do("POST", "/queue/modes/join", "", nil); j["number"] != float64(8) {
+		t.Errorf("the next join got %v, want 8: the form drew a second number", j["number"])
+	}
+}

@@ -400,7 +400,7 @@ func (s *Server) handlePage(c echo.Context) error {
 		// A ticket in the address (the gateway link's, embed.js's): its
 		// number is in the page itself, one round trip sooner.
 		if n, err := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket")); err == nil {
-			page.Number = n
+			page.Number, page.Ticket = n, c.QueryParam("ticket")
 		}
 		page.PowEnabled, page.PowBits = r.View.PowInForce()
 		page.Domains = cfg.Domains

@@ -36,6 +36,7 @@ type RoomPage struct {
 	PowBits        int      // the room's proof-of-work difficulty, for display of the verifying state only
 	Domains        []string // the room's shop domains, the only pages besides its own that may frame it
 	Number         uint64   // the visitor's number when the address carries their ticket; 0 otherwise
+	Ticket         string   // that ticket, handed on to the page without JavaScript
 	// Mode is the room's mode; in soldOut and maintenance the page opens
 	// with ModeText (the operator's message in the page's language, see
 	// ModeMessage.Text) and ModeLink under the page's own sentence.
@@ -144,7 +145,7 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 		FallbackURL: assetURL(base, "nomodule.js"),
 		Initial:     t.Joining,
 		Number:      p.Number,
-		NoJSURL:     base + "/queue/" + url.PathEscape(p.Slug) + "/wait" + returnQuery(p.ReturnURL),
+		NoJSURL:     base + "/queue/" + url.PathEscape(p.Slug) + "/wait" + waitQuery(p.ReturnURL, p.Ticket),
 		Languages:   langLinks(lang, p.Query),
 		Data: roomData{
 			Slug:      p.Slug,
@@ -213,12 +214,20 @@ func httpLink(raw string) string {
 	return u.String()
 }
 
-// returnQuery is "?return=<u>" for a return URL, "" without one.
-func returnQuery(u string) string {
-	if u == "" {
+// waitQuery is the query of the page without JavaScript: the return URL
+// and the ticket the page was handed, where there are.
+func waitQuery(ret, ticket string) string {
+	q := url.Values{}
+	if ret != "" {
+		q.Set("return", ret)
+	}
+	if ticket != "" {
+		q.Set("ticket", ticket)
+	}
+	if len(q) == 0 {
 		return ""
 	}
-	return "?" + url.Values{"return": {u}}.Encode()
+	return "?" + q.Encode()
 }
 
 // langLinks are the language switch's entries: the page's own address
