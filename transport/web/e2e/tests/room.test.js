@@ -101,7 +101,7 @@ test('a browser without ES modules is told to use a current one; one with them k
   const { s } = await busyRoom('nomodule');
   const ctx = await browser.newContext({ locale: 'en-GB' });
   const page = await ctx.newPage();
-  await page.route(/\/queue\/assets\/room\.js/, (route) => route.abort());
+  await page.route(/\/queue\/assets\/room\.([0-9a-f]{16}\.)?js/, (route) => route.abort());
   await page.goto(queue.roomURL(s));
   const fallback = await page.getAttribute('script[nomodule]', 'src');
   await page.addScriptTag({ url: fallback });
