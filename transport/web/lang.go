@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Lang chooses the waiting room's language from an Accept-Language header:
+// Lang chooses the operator console's language (German or English; the
+// waiting page has PageLang) from an Accept-Language header:
 // "de" when German ("de", "de-AT", …) is the most acceptable language by
 // q-value, "en" otherwise (English is the default for every other language,
 // for "*" and for a missing or unreadable header). Among equal q-values the
