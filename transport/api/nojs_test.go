@@ -236,3 +236,23 @@ func TestWaitWithoutScriptFromGatewayLink(t *testing.T) {
 		t.Errorf("the next join got %v, want 8: the form drew a second number", j["number"])
 	}
 }
+
+// TestAppStateMessageInLanguage: an app reads the room's message in its
+// language, and the English one where the room has none in it.
+func TestAppStateMessageInLanguage(t *testing.T) {
+	e, _, id, _ := modesWorld(t)
+	e.patchSite(id, func(site map[string]any) {
+		site["message"] = "Bring ID."
+		site["messages"] = map[string]any{"tr": "Kimliğinizi getirin."}
+	})
+	waitFor(t, 5*time.Second, "the message in Turkish", func() bool {
+		_, m, _ := e.app("/queue/modes", "Accept-Language", "tr-TR")
+		return m["message"] == "Kimliğinizi getirin."
+	})
+	if _, m, _ := e.app("/queue/modes", "Accept-Language", "nl"); m["message"] != "Bring ID." {
+		t.Errorf("a language without its own message: %v", m["message"])
+	}
+	if st, m, _ := e.do("PATCH", "/api/admin/queue/sites/"+id, adminTok, map[string]any{"messages": map[string]any{"xx": "?"}}); st < 400 {
+		t.Errorf("a message in an unknown language: %d %v", st, m)
+	}
+}
