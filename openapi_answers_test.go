@@ -132,6 +132,19 @@ func driveAnswers(c *docClient) {
 
 	driveModes(c, sites)
 
+	// The page without JavaScript: the form draws a number kept in a
+	// cookie, the page shows it and, the line there, forwards with a token.
+	c.call(201, "POST", sites, admin, map[string]any{"slug": "docs-nojs", "name": "No script", "ratePerMinute": 1e6,
+		"targetUrl": "https://shop.example.com/"})
+	c.call(200, "GET", "/queue/docs-nojs/wait", "", nil)
+	if _, h, _ := c.raw("POST", "/queue/docs-nojs/wait", "", nil); h.Get("Set-Cookie") != "" {
+		ticket, _, _ := strings.Cut(h.Get("Set-Cookie"), ";")
+		c.call(302, "GET", "/queue/docs-nojs/wait", "", nil, "Cookie", ticket)
+	}
+	c.call(303, "POST", "/queue/docs-nojs/wait", "", nil)
+	c.call(404, "GET", "/queue/no-such-room/wait", "", nil)
+	c.call(404, "POST", "/queue/no-such-room/wait", "", nil)
+
 	// A room without a target URL: its gateway link cannot forward.
 	gone := c.call(201, "POST", sites, admin, map[string]any{"slug": "docs-no-target", "name": "Nowhere", "ratePerMinute": 60})
 	c.call(409, "GET", "/queue/docs-no-target/enter", "", nil)

@@ -30,7 +30,13 @@ type Config struct {
 	// Active false pauses the room: no numbers are issued, nobody is admitted.
 	Active bool `json:"active"`
 	// Message is plain text under the title; line breaks are kept.
-	Message        string `json:"message"`
+	Message string `json:"message"`
+	// Messages are the message in other languages, by language code (see
+	// Languages); a visitor reading a language without one gets Message.
+	Messages map[string]string `json:"messages,omitempty"`
+	// Language is the visitor page's language; empty (the default) takes
+	// the visitor's browser language (Accept-Language), else English.
+	Language       string `json:"language,omitempty"`
 	HeaderImageURL string `json:"headerImageUrl"`
 	// AccentColor colours the progress bar and live indicator (#rrggbb).
 	AccentColor string `json:"accentColor"`
@@ -284,6 +290,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateMode(); err != nil {
+		return err
+	}
+	if err := c.validateLanguages(); err != nil {
 		return err
 	}
 	if err := c.validateEvents(); err != nil {

@@ -40,12 +40,14 @@ var (
 const MaintenanceRetrySeconds = 120
 
 // ModeMessage is what visitors read in a closed mode, in German and
-// English; LinkURL, when set, is offered under it (a returns page, the
+// English and, in Texts, any other of Languages (see Text for the
+// fallback); LinkURL, when set, is offered under it (a returns page, the
 // shop's status page).
 type ModeMessage struct {
-	De      string `json:"de,omitempty"`
-	En      string `json:"en,omitempty"`
-	LinkURL string `json:"linkUrl,omitempty"`
+	De      string            `json:"de,omitempty"`
+	En      string            `json:"en,omitempty"`
+	Texts   map[string]string `json:"texts,omitempty"`
+	LinkURL string            `json:"linkUrl,omitempty"`
 }
 
 func (m *ModeMessage) validate(field string) error {
@@ -54,6 +56,9 @@ func (m *ModeMessage) validate(field string) error {
 	}
 	if utf8.RuneCountInString(m.En) > 1000 {
 		return invalid(field+".en", "at most 1000 characters")
+	}
+	if err := validateTexts(field+".texts", m.Texts, 1000); err != nil {
+		return err
 	}
 	if m.LinkURL != "" {
 		if err := checkHTTPURL(m.LinkURL); err != nil {

@@ -110,6 +110,7 @@ func (c Config) Effective(p Phase) Config {
 	}
 	if e.Message != nil {
 		c.Message = *e.Message
+		c.Messages = nil // the event's message, whatever the language
 	}
 	if e.Pow != nil {
 		c.Pow = *e.Pow

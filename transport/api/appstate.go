@@ -68,8 +68,8 @@ func (s *Server) handleAppState(c echo.Context, r *node.Room) error {
 	h.Add("Vary", "Accept")
 	h.Set("Cache-Control", "no-store")
 	v := r.View
-	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
-	a := appState{Mode: v.EffectiveMode(), Message: v.Config.Message, Event: eventOf(v)}
+	lang := web.PageLang("", v.Config.Language, c.Request().Header.Get("Accept-Language"))
+	a := appState{Mode: v.EffectiveMode(), Message: v.Config.MessageIn(lang), Event: eventOf(v)}
 	waiting := v.Config.WaitingStatus
 	if waiting == 0 {
 		waiting = http.StatusOK
@@ -161,17 +161,10 @@ func eventOf(v *room.View) appEvent {
 }
 
 // closedMessage is the page's sentence for a closed room followed by the
-// operator's words in lang (or the other language when only that one is
-// set).
+// operator's words in lang (with ModeMessage.Text's fallback).
 func closedMessage(v *room.View, lang string) string {
-	m := v.Config.SoldOutMessage
-	if v.EffectiveMode() == room.ModeMaintenance {
-		m = v.Config.MaintenanceMessage
-	}
-	words := m.En
-	if lang == "de" && m.De != "" || words == "" {
-		words = m.De
-	}
+	m, _ := closedModeMessage(v)
+	words := m.Text(lang)
 	out := web.ModeSentence(lang, v.EffectiveMode())
 	if words != "" {
 		out += "\n" + words

@@ -241,6 +241,7 @@ func FuzzRequestHeaders(f *testing.F) {
 		{"Bearer qak__", "de-AT", "http://shop.example.com:8080"},
 		{"Bearer ", "x;q=0", "https://SHOP.example.com"},
 		{"Basic YTpi", "en", ""},
+		{"", "fr-CH, ja;q=0.9, *;q=0.1", ""},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -267,7 +268,7 @@ func FuzzRequestHeaders(f *testing.F) {
 				t.Fatalf("%s %s (%q, %q, %q): %d %s", rt.method, rt.path, auth, lang, origin, res.StatusCode, b)
 			case strings.HasPrefix(rt.path, "/api/") && !adminAnswerOK(auth, res.StatusCode):
 				t.Fatalf("admin API with Authorization %q: %d", auth, res.StatusCode)
-			case rt.path == "/queue/open" && res.Header.Get("Content-Language") != web.Lang(lang):
+			case rt.path == "/queue/open" && res.Header.Get("Content-Language") != web.PageLang("", "", lang):
 				t.Fatalf("page in %q for Accept-Language %q", res.Header.Get("Content-Language"), lang)
 			}
 			if a := res.Header.Get("Access-Control-Allow-Origin"); a != "" {

@@ -31,3 +31,14 @@ func modeField(v *room.View) string {
 	}
 	return ""
 }
+
+// closedModeMessage is the operator's message of a closed room's mode.
+func closedModeMessage(v *room.View) (room.ModeMessage, bool) {
+	switch v.Closed() {
+	case room.ErrSoldOut:
+		return v.Config.SoldOutMessage, true
+	case room.ErrMaintenance:
+		return v.Config.MaintenanceMessage, true
+	}
+	return room.ModeMessage{}, false
+}

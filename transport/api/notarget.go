@@ -39,12 +39,10 @@ func (s *Server) problem(c echo.Context, e *Error, render func(io.Writer, string
 	if !strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
 		return e
 	}
-	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
+	lang := s.pageLang(c, "")
 	var buf bytes.Buffer
 	if err := render(&buf, lang); err != nil {
 		return err
 	}
-	h.Set("Content-Language", lang)
-	h.Add("Vary", "Accept-Language")
 	return c.HTMLBlob(e.Status, buf.Bytes())
 }

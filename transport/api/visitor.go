@@ -28,6 +28,8 @@ func (s *Server) registerVisitor(e *echo.Echo) {
 	e.GET("/queue/:slug/verify", s.handleVerify)
 	e.POST("/queue/:slug/heartbeat", s.handleHeartbeat)
 	e.GET("/queue/:slug/embed.js", s.handleEmbed)
+	e.GET("/queue/:slug/wait", s.handleWait)
+	e.POST("/queue/:slug/wait", s.handleWaitJoin)
 	e.GET("/queue/:slug/enter", s.handleEnter)
 	e.HEAD("/queue/:slug/enter", s.handleEnter)
 	e.GET("/queue/:slug/pow", s.handlePow)
@@ -394,13 +396,26 @@ func (s *Server) handlePage(c echo.Context) error {
 		}
 		return s.handleAppState(c, r)
 	}
-	lang := web.Lang(c.Request().Header.Get("Accept-Language"))
+	roomLang := ""
+	if ok {
+		roomLang = r.View.Config.Language
+	}
+	lang := s.pageLang(c, roomLang)
 	// No BaseURL: the page loads its assets and calls the API on its own
 	// origin, so it works however it is reached (another --addr, a proxy).
-	page := web.RoomPage{Slug: slug, Lang: lang, Found: ok}
+	page := web.RoomPage{Slug: slug, Lang: lang, Found: ok, Query: c.Request().URL.RawQuery}
 	if ok {
 		cfg := r.View.Config
-		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.Message, cfg.HeaderImageURL, cfg.AccentColor
+		page.Name, page.Message, page.HeaderImageURL, page.AccentColor = cfg.Name, cfg.MessageIn(lang), cfg.HeaderImageURL, cfg.AccentColor
+		page.Mode, page.Paused = r.View.EffectiveMode(), r.View.Paused()
+		if m, ok := closedModeMessage(r.View); ok {
+			page.ModeText, page.ModeLink = m.Text(lang), m.LinkURL
+		}
+		// A ticket in the address (the gateway link's, embed.js's): its
+		// number is in the page itself, one round trip sooner.
+		if n, err := room.ParseTicket(r.TicketKey, r.View.ID, c.QueryParam("ticket")); err == nil {
+			page.Number, page.Ticket = n, c.QueryParam("ticket")
+		}
 		page.PowEnabled, page.PowBits = r.View.PowInForce()
 		page.Domains = cfg.Domains
 		if u, ok := returnurl.Check(c.QueryParam("return"), cfg.Domains); ok {
@@ -422,8 +437,6 @@ func (s *Server) handlePage(c echo.Context) error {
 	// frame it, and it is never sent on as a referrer.
 	h.Set("Content-Security-Policy", page.ContentSecurityPolicy())
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Language", lang)
-	h.Add("Vary", "Accept-Language")
 	h.Add("Vary", "Accept") // apps get JSON (appstate.go)
 	return c.HTMLBlob(status, buf.Bytes())
 }

@@ -30,14 +30,15 @@ import (
 // The slug "assets" is therefore reserved.
 const AssetsPrefix = "/queue/assets/"
 
-//go:embed templates static
+//go:embed templates static i18n
 var files embed.FS
 
 // asset is one static file with its content hash, computed once at start.
 type asset struct {
 	body        []byte
 	contentType string
-	version     string // first 16 hex digits of the SHA-256 of body
+	version     string   // first 16 hex digits of the SHA-256 of body
+	imports     []string // the sibling modules it imports
 }
 
 var assets = loadAssets()
@@ -74,7 +75,8 @@ func loadAssets() map[string]asset {
 }
 
 // loadAsset adds name to m, after the files it imports. Each import of a
-// sibling module gets that module's version (?v=…), so a module's version
+// sibling module names that module's version (./http.<version>.js, see
+// versionedName), so a module's version
 // changes with any file below it and the whole set can be cached for a
 // year: a page never runs a new room.js against an old render.js from
 // the cache. ES modules have no build step here; this rewrite at start is
@@ -92,14 +94,16 @@ func loadAsset(m map[string]asset, raw map[string][]byte, name string, chain []s
 	}
 	chain = append(chain, name)
 	var failed error
+	var imports []string
 	body = moduleImport.ReplaceAllFunc(body, func(line []byte) []byte {
 		g := moduleImport.FindSubmatch(line)
 		dep := string(g[2])
+		imports = append(imports, dep)
 		if err := loadAsset(m, raw, dep, chain); err != nil {
 			failed = err
 			return line
 		}
-		return slices.Concat(g[1], g[2], []byte("?v="+m[dep].version), g[3])
+		return slices.Concat(g[1], []byte(versionedName(dep, m[dep].version)), g[3])
 	})
 	if failed != nil {
 		return failed
@@ -112,21 +116,65 @@ func loadAsset(m map[string]asset, raw map[string][]byte, name string, chain []s
 	case ".css":
 		ct = "text/css; charset=utf-8"
 	}
-	m[name] = asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:8])}
+	m[name] = asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:8]), imports: imports}
 	return nil
+}
+
+// moduleGraph lists the modules name imports, directly or through
+// others, each once: what the page preloads beside room.js, so that the
+// browser fetches them all at once instead of one level of imports after
+// the other.
+func moduleGraph(name string) []string {
+	var out []string
+	var walk func(string)
+	walk = func(n string) {
+		for _, dep := range assets[n].imports {
+			if !slices.Contains(out, dep) {
+				out = append(out, dep)
+				walk(dep)
+			}
+		}
+	}
+	walk(name)
+	return out
 }
 
 // assetURL is the versioned URL of a static file, relative to base.
 func assetURL(base, name string) string {
-	return base + AssetsPrefix + name + "?v=" + assets[name].version
+	return base + AssetsPrefix + versionedName(name, assets[name].version)
+}
+
+// versionedName carries version in the file's name, before its
+// extension: room.js at version 0123456789abcdef is
+// room.0123456789abcdef.js.
+func versionedName(name, version string) string {
+	ext := path.Ext(name)
+	return strings.TrimSuffix(name, ext) + "." + version + ext
+}
+
+var versioned = regexp.MustCompile(`^([\w-]+)\.([0-9a-f]{16})(\.[a-z]+)$`)
+
+// lookupAsset finds the file a request names: its plain name, or its
+// versioned name (current reports whether that version is the file's own).
+func lookupAsset(name string) (a asset, current, found bool) {
+	if a, found = assets[name]; found {
+		return a, false, true
+	}
+	g := versioned.FindStringSubmatch(name)
+	if g == nil {
+		return asset{}, false, false
+	}
+	a, found = assets[g[1]+g[3]]
+	return a, found && a.version == g[2], found
 }
 
 // Assets serves the static files (room.css, the page's ES modules with
 // room.js first, nomodule.js, pow-worker.js) for GET and HEAD requests
 // whose path starts with AssetsPrefix; the server
-// mounts it at GET /queue/assets/*. A request carrying the file's current
-// version (?v=…, as the rendered pages link it) may be cached for a year;
-// an unversioned one for five minutes. ETag and If-None-Match work either
+// mounts it at GET /queue/assets/*. A request naming the file's current
+// version (room.<version>.js, as the rendered pages link it; ?v=<version>
+// as they did before) may be cached for a year; an unversioned one, or one
+// naming another version, for five minutes. ETag and If-None-Match work either
 // way. Anything else answers 404, other methods 405. Any origin may load
 // them: a module script from another origin than the page's (a page with
 // RoomPage.BaseURL elsewhere) is fetched with CORS, and the files are the
@@ -142,7 +190,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, ok := strings.CutPrefix(r.URL.Path, AssetsPrefix)
-	a, found := assets[name]
+	a, current, found := lookupAsset(name)
 	if !ok || !found {
 		http.NotFound(w, r)
 		return
@@ -152,7 +200,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("ETag", `"`+a.version+`"`)
-	if r.URL.Query().Get("v") == a.version {
+	if current || r.URL.Query().Get("v") == a.version {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {
 		h.Set("Cache-Control", "public, max-age=300")

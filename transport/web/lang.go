@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Lang chooses the waiting room's language from an Accept-Language header:
+// Lang chooses the operator console's language (German or English; the
+// waiting page has PageLang) from an Accept-Language header:
 // "de" when German ("de", "de-AT", …) is the most acceptable language by
 // q-value, "en" otherwise (English is the default for every other language,
 // for "*" and for a missing or unreadable header). Among equal q-values the
@@ -46,4 +47,40 @@ func quality(params string) (float64, bool) {
 		q = f
 	}
 	return q, true
+}
+
+// LangCookie keeps a visitor's choice of language (the page's switch,
+// ?lang=) for the waiting room's pages.
+const LangCookie = "aq-lang"
+
+// Known reports whether lang is one of the page's Languages.
+func Known(lang string) bool {
+	_, ok := catalog[lang]
+	return ok
+}
+
+// PageLang chooses the waiting page's language: the visitor's own choice
+// (chosen, from the switch or its cookie) when it is one of Languages,
+// else the room's language setting, else the most acceptable of Languages
+// by the Accept-Language header's q-values (a regional tag such as "pt-BR"
+// counts for its language; among equal q-values the first listed wins),
+// else English.
+func PageLang(chosen, room, acceptLanguage string) string {
+	for _, l := range []string{chosen, room} {
+		if Known(l) {
+			return l
+		}
+	}
+	best, bestQ := "en", 0.0
+	for _, part := range strings.Split(acceptLanguage, ",") {
+		tag, params, _ := strings.Cut(part, ";")
+		primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(tag)), "-")
+		if !Known(primary) {
+			continue
+		}
+		if q, ok := quality(params); ok && q > bestQ {
+			best, bestQ = primary, q
+		}
+	}
+	return best
 }

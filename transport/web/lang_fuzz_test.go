@@ -25,3 +25,26 @@ func FuzzLang(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPageLang reads arbitrary choices and Accept-Language headers.
+// Invariants: the answer is always one of Languages; a known choice wins
+// over everything; an entry for a language without a catalogue changes
+// nothing.
+func FuzzPageLang(f *testing.F) {
+	for _, h := range []string{"", "fr-CH, fr;q=0.9", "sv, de;q=0.8", "ar-EG", "ja;q=0.5, pt-BR", "*", "x;q=abc"} {
+		f.Add("", h)
+		f.Add("ar", h)
+	}
+	f.Fuzz(func(t *testing.T, chosen, h string) {
+		got := PageLang(chosen, "", h)
+		if !Known(got) {
+			t.Fatalf("PageLang(%q, %q) = %q, not a page language", chosen, h, got)
+		}
+		if Known(chosen) && got != chosen {
+			t.Fatalf("PageLang(%q, %q) = %q, not the visitor's choice", chosen, h, got)
+		}
+		if l := PageLang(chosen, "", h+",sv;q=1"); l != got {
+			t.Fatalf("PageLang with sv added: %q, without %q", l, got)
+		}
+	})
+}

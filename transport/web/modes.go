@@ -1,13 +1,10 @@
 package web
 
-// ModeSentence is the page's sentence, in lang ("de" or "en"; anything
-// else is English), for a room in mode: sold out, in maintenance or with
-// admission on hold. It is "" for the modes that need none.
+// ModeSentence is the page's sentence, in lang (one of Languages;
+// anything else is English), for a room in mode: sold out, in maintenance
+// or with admission on hold. It is "" for the modes that need none.
 func ModeSentence(lang, mode string) string {
-	t, ok := catalog[lang]
-	if !ok {
-		t = catalog["en"]
-	}
+	_, t := words(lang)
 	switch mode {
 	case "soldOut":
 		return t.SoldOutDefault

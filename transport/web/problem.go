@@ -12,8 +12,8 @@ var problemTemplate = template.Must(template.New("problem.html").ParseFS(files, 
 // RenderNoTarget writes the page a browser sees when it follows the
 // gateway link (/queue/<slug>/enter) of a room that has no target URL and
 // was given no valid return URL: there is nowhere to forward it, so the
-// page says so instead of queueing the visitor for nothing. lang is "de"
-// or "en" (see Lang). The page loads only its stylesheet, from its own
+// page says so instead of queueing the visitor for nothing. lang is one
+// of Languages (see PageLang). The page loads only its stylesheet, from its own
 // origin. It writes nothing when it fails.
 func RenderNoTarget(w io.Writer, lang string) error {
 	return renderProblem(w, lang, "no-target", func(t messages) (string, string) { return t.NoTargetTitle, t.NoTargetText })
@@ -28,15 +28,12 @@ func RenderTooManyCodes(w io.Writer, lang string) error {
 }
 
 func renderProblem(w io.Writer, lang, name string, text func(messages) (title, text string)) error {
-	t, ok := catalog[lang]
-	if !ok {
-		lang, t = "en", catalog["en"]
-	}
+	lang, t := words(lang)
 	title, body := text(t)
 	var buf bytes.Buffer
 	err := problemTemplate.Execute(&buf, struct {
-		Lang, Title, Text, Footer, CSSURL string
-	}{lang, title, body, t.Footer, assetURL("", "room.css")})
+		Lang, Dir, Title, Text, Footer, CSSURL string
+	}{lang, dir(lang), title, body, t.Footer, assetURL("", "room.css")})
 	if err != nil {
 		return fmt.Errorf("render the %s page: %w", name, err)
 	}

@@ -27,13 +27,23 @@ type RoomPage struct {
 	Message        string   // plain text below the title, line breaks kept
 	HeaderImageURL string   // https URL of the landscape key visual; dropped unless https (or http on a loopback host)
 	AccentColor    string   // "#rrggbb"; DefaultAccentColor when empty or malformed
-	Lang           string   // "de" or "en" (see Lang); anything else renders English
+	Lang           string   // one of Languages (see PageLang); anything else renders English
+	Query          string   // the request's raw query, kept in the language switch's links
 	BaseURL        string   // the server's public URL, without trailing slash; "" means the page's own origin
 	ReturnURL      string   // a return URL already passed through returnurl.Check and StripToken, or ""
 	Found          bool     // false renders the "waiting room not found" page; the server answers it with 404
 	PowEnabled     bool     // the room asks for proof of work before a number is issued
 	PowBits        int      // the room's proof-of-work difficulty, for display of the verifying state only
 	Domains        []string // the room's shop domains, the only pages besides its own that may frame it
+	Number         uint64   // the visitor's number when the address carries their ticket; 0 otherwise
+	Ticket         string   // that ticket, handed on to the page without JavaScript
+	// Mode is the room's mode; in soldOut and maintenance the page opens
+	// with ModeText (the operator's message in the page's language, see
+	// ModeMessage.Text) and ModeLink under the page's own sentence.
+	Mode     string
+	ModeText string
+	ModeLink string
+	Paused   bool // the room is paused: the page opens saying so
 }
 
 var (
@@ -45,6 +55,7 @@ var (
 // strings and URLs derived from it.
 type roomView struct {
 	Lang        string
+	Dir         string // ltr or rtl
 	T           messages
 	Found       bool
 	Name        string
@@ -53,10 +64,27 @@ type roomView struct {
 	AccentStyle template.CSS
 	CSP         string
 	CSSURL      string
-	JSURL       string // room.js, the page's ES module
-	FallbackURL string // nomodule.js, for browsers without modules
+	JSURL       string   // room.js, the page's ES module
+	Preloads    []string // the modules room.js imports, preloaded with it
+	FallbackURL string   // nomodule.js, for browsers without modules
 	Initial     string
+	Number      uint64
+	Banner      banner
+	NoJSURL     string // the page without JavaScript (POST draws a number)
+	Languages   []langLink
 	Data        roomData
+}
+
+// banner is the notice the page opens with: a closed mode's or a pause's
+// sentence, the operator's words and their link.
+type banner struct {
+	Text, Detail, Link string
+}
+
+// langLink is one entry of the page's language switch.
+type langLink struct {
+	Lang, Name, URL string
+	Current         bool
 }
 
 // roomData is the JSON block the page's scripts read from <script id="aq-room">.
@@ -69,6 +97,18 @@ type roomData struct {
 	Pow       powData  `json:"pow"`
 	WorkerURL string   `json:"workerUrl"`
 	I18n      messages `json:"i18n"`
+	// Mode and ModeMessage are the room's mode and its operator's words
+	// as the page opens, until the first answer says more.
+	Mode        string       `json:"mode"`
+	ModeMessage *modeMessage `json:"modeMessage,omitempty"`
+	// Number is the number of the ticket in the page's address, already
+	// shown in the HTML; 0 without one.
+	Number uint64 `json:"number,omitempty"`
+}
+
+type modeMessage struct {
+	Text    string `json:"text,omitempty"`
+	LinkURL string `json:"linkUrl,omitempty"`
 }
 
 type powData struct {
@@ -79,11 +119,7 @@ type powData struct {
 // RenderRoom writes the waiting-room page for p to w, or the "waiting room
 // not found" page when p.Found is false. It writes nothing when it fails.
 func RenderRoom(w io.Writer, p RoomPage) error {
-	lang := p.Lang
-	if _, ok := catalog[lang]; !ok {
-		lang = "en"
-	}
-	t := catalog[lang]
+	lang, t := words(p.Lang)
 	base, image, style := p.parts()
 	name := strings.TrimSpace(p.Name)
 	if name == "" {
@@ -95,6 +131,7 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 
 	v := roomView{
 		Lang:        lang,
+		Dir:         dir(lang),
 		T:           t,
 		Found:       p.Found,
 		Name:        name,
@@ -104,8 +141,12 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 		CSP:         contentSecurityPolicy(base, image, style),
 		CSSURL:      assetURL(base, "room.css"),
 		JSURL:       assetURL(base, "room.js"),
+		Preloads:    preloads(base),
 		FallbackURL: assetURL(base, "nomodule.js"),
 		Initial:     t.Joining,
+		Number:      p.Number,
+		NoJSURL:     base + "/queue/" + url.PathEscape(p.Slug) + "/wait" + waitQuery(p.ReturnURL, p.Ticket),
+		Languages:   langLinks(lang, p.Query),
 		Data: roomData{
 			Slug:      p.Slug,
 			Name:      name,
@@ -115,11 +156,14 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 			Pow:       powData{Enabled: p.PowEnabled, Bits: p.PowBits},
 			WorkerURL: assetURL(base, "pow-worker.js"),
 			I18n:      t,
+			Mode:      p.Mode,
+			Number:    p.Number,
 		},
 	}
 	if p.PowEnabled {
 		v.Initial = t.Verifying
 	}
+	v.opening(p, t)
 	if !p.Found {
 		v.Message = ""
 		v.HeaderImage = ""
@@ -130,6 +174,73 @@ func RenderRoom(w io.Writer, p RoomPage) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// preloads are the versioned URLs of the modules room.js imports.
+func preloads(base string) []string {
+	var out []string
+	for _, m := range moduleGraph("room.js") {
+		out = append(out, assetURL(base, m))
+	}
+	return out
+}
+
+// opening sets the state line and banner the page opens with for a room
+// that is closed or paused, so that they are in the served HTML and not
+// only after a script has run.
+func (v *roomView) opening(p RoomPage, t messages) {
+	link := httpLink(p.ModeLink)
+	switch {
+	case p.Mode == "soldOut":
+		v.Initial, v.Banner = t.SoldOut, banner{t.SoldOutDefault, p.ModeText, link}
+	case p.Mode == "maintenance":
+		v.Initial, v.Banner = t.Maintenance, banner{t.MaintenanceDefault, p.ModeText, link}
+	case p.Paused:
+		v.Initial, v.Banner = t.Paused, banner{Text: t.PausedJoin}
+	default:
+		return
+	}
+	if p.ModeText != "" || link != "" {
+		v.Data.ModeMessage = &modeMessage{Text: p.ModeText, LinkURL: link}
+	}
+}
+
+// httpLink is raw when it is an http or https URL, "" otherwise.
+func httpLink(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return ""
+	}
+	return u.String()
+}
+
+// waitQuery is the query of the page without JavaScript: the return URL
+// and the ticket the page was handed, where there are.
+func waitQuery(ret, ticket string) string {
+	q := url.Values{}
+	if ret != "" {
+		q.Set("return", ret)
+	}
+	if ticket != "" {
+		q.Set("ticket", ticket)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// langLinks are the language switch's entries: the page's own address
+// (query as given, less any lang and ticket) with lang set to each language.
+func langLinks(current, rawQuery string) []langLink {
+	q, _ := url.ParseQuery(rawQuery)
+	q.Del("ticket") // the page keeps it; the switch need not carry it
+	out := make([]langLink, 0, len(Languages))
+	for _, l := range Languages {
+		q.Set("lang", l)
+		out = append(out, langLink{Lang: l, Name: languageNames[l], URL: "?" + q.Encode(), Current: l == current})
+	}
+	return out
 }
 
 // parts are the page's base URL, header image and accent style block, as
@@ -222,7 +333,7 @@ func contentSecurityPolicy(base, image, style string) string {
 		"connect-src " + connect,
 		"worker-src " + self,
 		"base-uri 'none'",
-		"form-action 'none'",
+		"form-action " + self,
 	}, "; ")
 }
 

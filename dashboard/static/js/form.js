@@ -8,6 +8,9 @@ import { h, clear } from './dom.js';
 import { t } from './i18n.js';
 import { call, site, version, ApiError } from './api.js';
 
+// pageLanguages are the visitor page's languages (room.Languages).
+const pageLanguages = ['de', 'en', 'es', 'fr', 'it', 'nl', 'pl', 'pt', 'tr', 'ar', 'ja'];
+
 // groups lists the fields by section: [path, kind, extra].
 const groups = [
   ['fGeneral', [
@@ -25,7 +28,9 @@ const groups = [
     ['opensAt', 'datetime'],
   ]],
   ['fLook', [
+    ['language', 'select', { options: ['', ...pageLanguages] }],
     ['message', 'textarea'],
+    ['messages', 'texts'],
     ['headerImageUrl', 'url'],
     ['accentColor', 'text', { placeholder: '#0a63c9' }],
   ]],
@@ -57,9 +62,11 @@ const groups = [
   ['fModes', [
     ['soldOutMessage.en', 'textarea'],
     ['soldOutMessage.de', 'textarea'],
+    ['soldOutMessage.texts', 'texts'],
     ['soldOutMessage.linkUrl', 'url'],
     ['maintenanceMessage.en', 'textarea'],
     ['maintenanceMessage.de', 'textarea'],
+    ['maintenanceMessage.texts', 'texts'],
     ['waitingStatus', 'number', { min: 200, max: 429, placeholder: '200' }],
   ]],
 ];
@@ -108,6 +115,18 @@ function ruleRow(r) {
   return row;
 }
 
+// textRow is one language's text of a per-language field.
+function textRow(lang, text) {
+  const pick = h('select', { class: 'text-lang', 'aria-label': t('textLang') },
+    pageLanguages.map((l) => h('option', { value: l }, l)));
+  pick.value = lang;
+  const row = h('div', { class: 'text-row' },
+    pick,
+    h('textarea', { class: 'text-value', rows: 2, value: text || '', 'aria-label': t('textValue') }),
+    h('button', { type: 'button', class: 'small', onclick: () => row.remove() }, t('removeRule')));
+  return row;
+}
+
 function input(path, kind, extra, value) {
   const id = idOf(path);
   const common = { id, name: path, 'data-field': path };
@@ -122,6 +141,17 @@ function input(path, kind, extra, value) {
       return h('input', { ...common, type: 'number', min: extra.min, max: extra.max, step: extra.step, placeholder: extra.placeholder, value: value ?? '' });
     case 'datetime':
       return h('input', { ...common, type: 'datetime-local', value: localInput(value) });
+    case 'select': {
+      const el = h('select', common, extra.options.map((o) => h('option', { value: o }, o || t('langAuto'))));
+      el.value = value || '';
+      return el;
+    }
+    case 'texts': {
+      const list = h('div', { class: 'texts', id, 'data-field': path },
+        Object.entries(value || {}).map(([l, text]) => textRow(l, text)));
+      return h('div', {}, list,
+        h('button', { type: 'button', class: 'small', onclick: () => list.appendChild(textRow('fr', '')) }, t('addText')));
+    }
     case 'rules': {
       const list = h('div', { class: 'rules', id, 'data-field': path }, (value || []).map(ruleRow));
       return h('div', {}, list,
@@ -171,6 +201,12 @@ export function siteForm(current, onDone) {
             op: r.querySelector('.rule-op').value,
             value: Number(r.querySelector('.rule-value').value),
           }));
+        } else if (kind === 'texts') {
+          v = {};
+          for (const r of el.querySelectorAll('.text-row')) {
+            const text = r.querySelector('.text-value').value;
+            if (text.trim()) v[r.querySelector('.text-lang').value] = text;
+          }
         } else v = el.value;
         put(out, path, v);
       }

@@ -9,10 +9,20 @@ export function fill(template, values) {
   return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? values[k] : m));
 }
 
-// words answers the formatters for lang ("de" or "en") over the catalogue t.
+// words answers the formatters for lang (a language of the catalogue, as
+// the server chose it) over the catalogue t. Numbers, units of time and
+// dates are Intl's, in lang's own digits and words.
 export function words(lang, t) {
-  const numbers = new Intl.NumberFormat(lang === 'de' ? 'de-DE' : 'en-GB');
+  const numbers = new Intl.NumberFormat(lang);
   const number = (n) => numbers.format(n);
+  const units = {};
+  // unit says n minutes, hours or days ("5 minutes", "5 Minuten", "5分").
+  const unit = (n, name, display) => {
+    const key = name + display;
+    if (!units[key]) units[key] = new Intl.NumberFormat(lang, { style: 'unit', unit: name, unitDisplay: display });
+    return units[key].format(n);
+  };
+  const dates = new Intl.DateTimeFormat(lang, { dateStyle: 'full', timeStyle: 'short' });
 
   // wait says how long seconds is, for a visitor with ahead people before
   // them; "–" when unknown.
@@ -20,10 +30,9 @@ export function words(lang, t) {
     if (paused) return t.waitPaused;
     if (seconds === null || !isFinite(seconds)) return '–';
     if (ahead === 0 || seconds < 60) return t.waitUnderOne;
-    const minutes = Math.round(seconds / 60);
-    if (minutes <= 1) return t.waitOne;
-    if (minutes < 60) return fill(t.waitMinutes, { n: number(minutes) });
-    return fill(t.waitHours, { h: number(Math.floor(minutes / 60)), m: number(minutes % 60) });
+    const minutes = Math.max(1, Math.round(seconds / 60));
+    if (minutes < 60) return fill(t.waitMinutes, { n: unit(minutes, 'minute', 'long') });
+    return fill(t.waitHours, { h: unit(Math.floor(minutes / 60), 'hour', 'short'), m: unit(minutes % 60, 'minute', 'short') });
   }
 
   // countdown shows ms as hh:mm:ss, with the days in words before it.
@@ -35,8 +44,12 @@ export function words(lang, t) {
       .map((n) => (n < 10 ? '0' + n : String(n)))
       .join(':');
     if (days === 0) return clock;
-    return (days === 1 ? t.dayOne : fill(t.dayMany, { n: number(days) })) + ' ' + clock;
+    return unit(days, 'day', 'long') + ' ' + clock;
   }
 
-  return { t, lang, number, wait, countdown };
+  // date says when ms (a time on the server's clock) is, in the
+  // visitor's time zone.
+  const date = (ms) => dates.format(new Date(ms));
+
+  return { t, lang, number, wait, countdown, date };
 }

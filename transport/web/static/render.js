@@ -5,7 +5,9 @@
 import { fill } from './i18n.js';
 import { closed, inPreQueue, myPlace, serverNow, servingNow } from './state.js';
 
-const ANNOUNCE_EVERY_MS = 30000;
+// The position is read out at most once a minute: more often, a screen
+// reader would talk over everything else the visitor does meanwhile.
+const ANNOUNCE_EVERY_MS = 60000;
 
 // view answers the renderer of the card with words (i18n.js) for its text.
 export function view(card, words) {
@@ -35,6 +37,7 @@ export function view(card, words) {
     renderTicket(S, f);
     renderProgress(S, f);
     announce(S, f);
+    announceTurn(S);
   }
 
   function stateText(S, pre) {
@@ -70,7 +73,7 @@ export function view(card, words) {
     else if (closed(S)) {
       const m = S.modeMessage || {};
       banner = S.mode === 'soldOut' ? t.soldOutDefault : t.maintenanceDefault;
-      detail = (lang === 'de' ? m.de || m.en : m.en || m.de) || '';
+      detail = modeText(m, lang);
       link = typeof m.linkUrl === 'string' && /^https?:\/\//i.test(m.linkUrl) ? m.linkUrl : '';
     } else if (S.mode === 'queueAll' && S.number > 0) banner = t.queueAllDefault;
     else if (S.paused) {
@@ -99,7 +102,10 @@ export function view(card, words) {
     setHidden('aq-position-row', !S.position);
     if (S.position) setText('aq-position', number(S.position));
     setHidden('aq-opening', !f.pre || gone);
-    if (f.pre) setText('aq-countdown', words.countdown(S.opensAt - serverNow(S)));
+    if (f.pre) {
+      setText('aq-countdown', words.countdown(S.opensAt - serverNow(S)));
+      setText('aq-opens-on', fill(t.opensOn, { time: words.date(S.opensAt) }));
+    }
   }
 
   function renderProgress(S, f) {
@@ -118,7 +124,7 @@ export function view(card, words) {
   }
 
   // announce reads the numbers to screen readers as one sentence, at most
-  // every 30 s while they move (the visible figures change several times a
+  // once a minute while they move (the visible figures change several times a
   // second and are not live regions). Changes of state are announced by the
   // status line (#aq-state, role=status).
   function announce(S, f) {
@@ -130,6 +136,13 @@ export function view(card, words) {
     setText('aq-announce', text);
   }
 
+  // announceTurn says "it's your turn" once, assertively: it is the one
+  // piece of news that should interrupt.
+  function announceTurn(S) {
+    const turn = S.turn || S.phase === 'admitted' || S.phase === 'forwarding';
+    setText('aq-announce-turn', turn ? t.admitted : '');
+  }
+
   // powTime records how long the proof of work took, for the browser tests
   // and anyone tuning a room's difficulty.
   function powTime(ms) {
@@ -137,6 +150,19 @@ export function view(card, words) {
   }
 
   return { render, powTime };
+}
+
+// modeText is the operator's message of a closed mode in lang: the text
+// the server chose for the page, the one in texts, German or English, else
+// English, else German (as room.ModeMessage.Text).
+function modeText(m, lang) {
+  if (typeof m.text === 'string') return m.text;
+  const texts = m.texts && typeof m.texts === 'object' ? m.texts : {};
+  for (const l of [lang, 'en', 'de']) {
+    if (typeof texts[l] === 'string' && texts[l]) return texts[l];
+    if ((l === 'en' || l === 'de') && typeof m[l] === 'string' && m[l]) return m[l];
+  }
+  return '';
 }
 
 // figures derives what the card shows: whether the room is before its

@@ -349,6 +349,8 @@ function begin(dataEl, cardEl) {
   cfg = JSON.parse(dataEl.textContent);
   room = (cfg.base || location.origin) + '/queue/' + encodeURIComponent(cfg.slug);
   store = storage(cfg.slug);
+  // The room's mode as the page was served; the first answer says more.
+  applyMode(S, cfg);
   page = view(card, words(cfg.lang, cfg.i18n));
   turn = turnNotice(cfg.i18n, cfg.name);
   conn = connection({
@@ -365,6 +367,9 @@ function begin(dataEl, cardEl) {
   drawPanel(cfg, room);
   adoptTicketFromURL();
   S.ticket = store.ticket();
+  // The number of a ticket handed over in the address is in the page
+  // already; it stays shown until the first answer.
+  if (cfg.number > 0) S.number = cfg.number;
   S.start = store.start();
   setInterval(tick, TICK_MS);
   setInterval(heartbeat, HEARTBEAT_MS);

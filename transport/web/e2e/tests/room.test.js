@@ -19,7 +19,8 @@ for (const tc of [
   { name: 'German by locale', locale: 'de-DE', lang: 'de', texts: ['Ihre Wartenummer', 'Vor Ihnen', 'Einlass aktuell bis', 'Geschätzte Wartezeit'], state: 'Sie sind in der Warteschlange' },
   { name: 'English by locale', locale: 'en-US', lang: 'en', texts: ['Your waiting number', 'Ahead of you', 'Now admitting up to', 'Estimated wait'], state: 'You are in the queue' },
   { name: 'German as the first acceptable language', header: 'fr-CH;q=0.5, de-CH;q=0.9, en;q=0.8', lang: 'de', texts: ['Ihre Wartenummer'], state: 'Sie sind in der Warteschlange' },
-  { name: 'English for any other language', header: 'fr-FR,fr;q=0.9', lang: 'en', texts: ['Your waiting number'], state: 'You are in the queue' },
+  { name: 'French by the first acceptable language', header: 'fr-FR,fr;q=0.9', lang: 'fr', texts: ['Votre numéro d’attente'], state: 'Vous êtes dans la file d’attente' },
+  { name: 'English for a language it has no catalogue of', header: 'sv-SE,sv;q=0.9', lang: 'en', texts: ['Your waiting number'], state: 'You are in the queue' },
 ]) {
   test(`the waiting room speaks ${tc.name}`, async () => {
     const { s } = await busyRoom('lang');
@@ -100,7 +101,7 @@ test('a browser without ES modules is told to use a current one; one with them k
   const { s } = await busyRoom('nomodule');
   const ctx = await browser.newContext({ locale: 'en-GB' });
   const page = await ctx.newPage();
-  await page.route(/\/queue\/assets\/room\.js/, (route) => route.abort());
+  await page.route(/\/queue\/assets\/room\.([0-9a-f]{16}\.)?js/, (route) => route.abort());
   await page.goto(queue.roomURL(s));
   const fallback = await page.getAttribute('script[nomodule]', 'src');
   await page.addScriptTag({ url: fallback });
