@@ -126,6 +126,16 @@ func newClient(ip string, keep bool) *client {
 
 var placeRe = regexp.MustCompile(`id="position">([^<]*)<`)
 
+var titleRe = regexp.MustCompile(`<title>([^<]*)</title>`)
+
+// pageTitle is the title of an answer's page, to name it in a failure.
+func pageTitle(body []byte) string {
+	if m := titleRe.FindSubmatch(body); m != nil {
+		return string(m[1])
+	}
+	return string(body[:min(len(body), 80)])
+}
+
 // get asks for the shop's home page and returns the status and the place
 // the page shows ("" when let in).
 func (c *client) get(base string) (int, string, error) {
