@@ -87,7 +87,7 @@ func TestOpsListenerAndShutdownOnListenerFailure(t *testing.T) {
 		t.Errorf("ops /metrics: %d, want 200 with the join and the unavailable rooms' gauge", st)
 	}
 	if st, body := get(t, ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) ||
-		!strings.Contains(body, `"build":{"version":"`+release.Version+`"`) || !strings.Contains(body, `"features":["events","modes"]`) {
+		!strings.Contains(body, `"build":{"version":"`+release.Version+`"`) || !strings.Contains(body, `"features":["events","modes","restore"]`) {
 		t.Errorf("ops /queue/healthz: %d %q, want ok with the build and its features", st, body)
 	}
 	if st, body := get(t, base+"/queue/healthz"); st != http.StatusOK || strings.Contains(body, "build") {

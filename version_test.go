@@ -21,7 +21,7 @@ func TestVersionCommand(t *testing.T) {
 	}
 	for _, want := range []string{"aditus-queue " + release.Version + "\n", "commit:   0123456789abcdef0123456789abcdef01234567\n",
 		"go:       go1.", "log room:     reads version 1, writes version 1\n", "log capacity: reads version 1, writes version 1\n",
-		"features: events, modes\n"} {
+		"features: events, modes, restore\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("version output lacks %q:\n%s", want, out.String())
 		}
@@ -32,7 +32,7 @@ func TestVersionCommand(t *testing.T) {
 	}
 	var info release.Info
 	if err := json.Unmarshal(out.Bytes(), &info); err != nil || info.Commit != release.Commit || info.Version != release.Version ||
-		len(info.Formats) != 2 || strings.Join(info.Features, ",") != "events,modes" {
+		len(info.Formats) != 2 || strings.Join(info.Features, ",") != "events,modes,restore" {
 		t.Fatalf("--json: %v %+v", err, info)
 	}
 	if err := runVersion([]string{"--yaml"}, &out); err == nil || !strings.Contains(err.Error(), `"--yaml"`) {

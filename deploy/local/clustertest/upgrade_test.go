@@ -116,7 +116,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	steps = append(steps, fmt.Sprintf("front in %v", time.Since(at).Round(time.Millisecond)))
 	rolled := time.Since(start)
 	waitInstances(t, c, func(in map[string]any) bool {
-		return in["version"] == release.Version && fmt.Sprint(in["features"]) == "[events modes]"
+		return in["version"] == release.Version && fmt.Sprint(in["features"]) == "[events modes restore]"
 	})
 
 	// Every node runs the new binary: the switch and an event go through

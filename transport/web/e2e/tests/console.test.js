@@ -55,7 +55,7 @@ test('the operator signs in, creates a room, watches it fill, changes the rate a
   // and with the release and the event features it announces
   const row = await page.$eval('#instances tr[data-instance]', (tr) => [tr.children[2].textContent, tr.children[3].textContent]);
   assert.match(row[0], /^\d+\.\d+\.\d+/, 'the version is shown');
-  assert.equal(row[1], 'events, modes', 'the announced features are shown');
+  assert.equal(row[1], 'events, modes, restore', 'the announced features are shown');
   assert.ok(!page.url().includes(queue.adminToken), 'the token is never in the URL');
 
   // create through the form; an invalid colour is named next to its field
