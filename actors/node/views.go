@@ -151,12 +151,18 @@ func (v *Views) BySlug(ctx context.Context, slug string) (*Room, bool, error) {
 // sent to the directory, and a refusal is ErrTooManyLookups.
 func (v *Views) Lookup(ctx context.Context, slug string, allow func() bool) (*Room, bool, error) {
 	now := time.Now()
+	// One read section for the name, the room and its last use: this is
+	// every visitor request's path, and the write of the use happens once
+	// a second at most.
 	v.mu.RLock()
 	id, known := v.slugs[slug]
 	r := v.rooms[id]
+	last := v.used[id]
 	v.mu.RUnlock()
 	if known && r != nil {
-		v.touch(id, now)
+		if now.Sub(last) >= time.Second {
+			v.markUsed(id, now)
+		}
 		return servable(r)
 	}
 	id, err := v.lookups.resolve(ctx, v.client, slug, now, allow)
@@ -251,6 +257,10 @@ func (v *Views) touch(id string, now time.Time) {
 	if now.Sub(last) < time.Second {
 		return
 	}
+	v.markUsed(id, now)
+}
+
+func (v *Views) markUsed(id string, now time.Time) {
 	v.mu.Lock()
 	v.used[id] = now
 	v.mu.Unlock()

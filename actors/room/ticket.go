@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash"
+	"maps"
 	"sync"
+	"sync/atomic"
 )
 
 // A ticket binds a waiting number to its room and to the visitor who drew
@@ -103,34 +105,41 @@ func (m *ticketMAC) sum(roomID string, n uint64) []byte {
 
 // ticketMACs pools keyed states by key. It holds copies of ticket keys,
 // which front nodes and grains hold anyway; it is emptied when it reaches
-// maxTicketMACKeys, so rotated and deleted rooms' keys do not pile up.
+// maxTicketMACKeys, so rotated and deleted rooms' keys do not pile up. The
+// map is never written once published: every status request reads it, so
+// reading takes no lock, and a new key (a room made or rotated) publishes a
+// copy.
 var ticketMACs struct {
-	mu    sync.RWMutex // guards pools
-	pools map[string]*sync.Pool
+	mu    sync.Mutex // serialises publishing
+	pools atomic.Pointer[map[string]*sync.Pool]
 }
 
 const maxTicketMACKeys = 4096
 
 func ticketMACPool(key []byte) *sync.Pool {
-	ticketMACs.mu.RLock()
-	p := ticketMACs.pools[string(key)]
-	ticketMACs.mu.RUnlock()
-	if p != nil {
-		return p
+	if m := ticketMACs.pools.Load(); m != nil {
+		if p := (*m)[string(key)]; p != nil {
+			return p
+		}
 	}
 	k := string(key)
 	ticketMACs.mu.Lock()
 	defer ticketMACs.mu.Unlock()
-	if p = ticketMACs.pools[k]; p != nil {
-		return p
+	old := map[string]*sync.Pool{}
+	if m := ticketMACs.pools.Load(); m != nil {
+		if p := (*m)[k]; p != nil {
+			return p
+		}
+		if len(*m) < maxTicketMACKeys {
+			old = *m
+		}
 	}
-	if ticketMACs.pools == nil || len(ticketMACs.pools) >= maxTicketMACKeys {
-		ticketMACs.pools = map[string]*sync.Pool{}
-	}
-	p = &sync.Pool{New: func() any {
+	p := &sync.Pool{New: func() any {
 		return &ticketMAC{h: hmac.New(sha256.New, []byte(k)), in: make([]byte, 0, 64), out: make([]byte, 0, sha256.Size)}
 	}}
-	ticketMACs.pools[k] = p
+	next := maps.Clone(old)
+	next[k] = p
+	ticketMACs.pools.Store(&next)
 	return p
 }
 

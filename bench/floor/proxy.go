@@ -331,13 +331,35 @@ func waitAnswer(ctx context.Context, url string) error {
 }
 
 // admitted returns an admitted visitor's cookie of the proxy at addr.
+// A first request's cookie is provisional: sent back, it is a
+// confirmation call to the room's grain, and so is every request bearing
+// it until it is renewed. The cookie the second request sets is the
+// admitted visitor's, which passes the gate without asking the room: a
+// request bearing it is answered with no new cookie, which admitted checks
+// before the benchmark measures it.
 func admitted(ctx context.Context, addr string) (string, error) {
-	return ask(ctx, "http://"+addr+proxyPath, "cookie")
+	url := "http://" + addr + proxyPath
+	first, err := ask(ctx, url, "")
+	if err != nil {
+		return "", err
+	}
+	cookie, err := ask(ctx, url, first)
+	if err != nil {
+		return "", err
+	}
+	if cookie == "" {
+		return "", errors.New("a first request's cookie brought no admitted visitor's cookie")
+	}
+	if again, err := ask(ctx, url, cookie); err != nil || again != "" {
+		return "", fmt.Errorf("the admitted visitor's cookie is not let through as it is (new cookie %q, %v)", again, err)
+	}
+	return cookie, nil
 }
 
-// ask asks url as a visitor of proxyHost until it answers 200, for up to
-// 30 s, and returns the answer's aq_ cookie when want is "cookie".
-func ask(ctx context.Context, url, want string) (string, error) {
+// ask asks url as a visitor of proxyHost, bearing cookie when it is not
+// empty, until it answers 200, for up to 30 s, and returns the aq_ cookie
+// the answer sets ("" for none).
+func ask(ctx context.Context, url, cookie string) (string, error) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(30 * time.Second)
@@ -348,20 +370,15 @@ func ask(ctx context.Context, url, want string) (string, error) {
 			return "", err
 		}
 		req.Host = proxyHost
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
 		res, err := client.Do(req)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, res.Body)
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				if want != "cookie" {
-					return "", nil
-				}
-				for _, c := range res.Cookies() {
-					if strings.HasPrefix(c.Name, "aq_") {
-						return c.Name + "=" + c.Value, nil
-					}
-				}
-				return "", errors.New("admitted without a cookie")
+				return setCookie(res), nil
 			}
 			last = fmt.Errorf("HTTP %d", res.StatusCode)
 		} else {
@@ -374,6 +391,16 @@ func ask(ctx context.Context, url, want string) (string, error) {
 		}
 	}
 	return "", last
+}
+
+// setCookie is the aq_ cookie res sets, as name=value, or "".
+func setCookie(res *http.Response) string {
+	for _, c := range res.Cookies() {
+		if strings.HasPrefix(c.Name, "aq_") {
+			return c.Name + "=" + c.Value
+		}
+	}
+	return ""
 }
 
 // clockTick is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
