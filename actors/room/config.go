@@ -235,6 +235,19 @@ func ValidateSlug(s string) error {
 // Validate checks every field and returns a *FieldError for the first
 // invalid one.
 func (c *Config) Validate() error {
+	for _, check := range []func() error{
+		c.validateIdentity, c.validateRate, c.validatePage, c.validateAdmission, c.AddressBudget.validate,
+		c.validateMode, c.validateLanguages, c.validateEvents, c.AutoRate.validate,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateIdentity checks what names the room and where it sends visitors.
+func (c *Config) validateIdentity() error {
 	if err := ValidateSlug(c.Slug); err != nil {
 		return err
 	}
@@ -254,9 +267,11 @@ func (c *Config) Validate() error {
 			return invalid("domains", "%q is not a host name (no scheme, port or path)", d)
 		}
 	}
-	if !(c.RatePerMinute >= 1 && c.RatePerMinute <= 1e7) {
-		return invalid("ratePerMinute", "must be at least 1 (and at most 10,000,000)")
-	}
+	return nil
+}
+
+// validatePage checks what the waiting page shows.
+func (c *Config) validatePage() error {
 	if utf8.RuneCountInString(c.Message) > 2000 {
 		return invalid("message", "at most 2000 characters")
 	}
@@ -268,6 +283,20 @@ func (c *Config) Validate() error {
 	if c.AccentColor != "" && !colorRE.MatchString(c.AccentColor) {
 		return invalid("accentColor", "must be #rrggbb")
 	}
+	return nil
+}
+
+// validateRate checks the admission rate.
+func (c *Config) validateRate() error {
+	if !(c.RatePerMinute >= 1 && c.RatePerMinute <= 1e7) {
+		return invalid("ratePerMinute", "must be at least 1 (and at most 10,000,000)")
+	}
+	return nil
+}
+
+// validateAdmission checks the tokens, proof of work, abandon detection
+// and the opening.
+func (c *Config) validateAdmission() error {
 	if c.TokenTTLSeconds < 30 || c.TokenTTLSeconds > 86400 {
 		return invalid("tokenTtlSeconds", "must be 30–86400")
 	}
@@ -286,19 +315,7 @@ func (c *Config) Validate() error {
 	if c.OpensAt != nil && (c.OpensAt.Year() < 2000 || c.OpensAt.Year() > 2999) {
 		return invalid("opensAt", "must be an RFC 3339 time")
 	}
-	if err := c.AddressBudget.validate(); err != nil {
-		return err
-	}
-	if err := c.validateMode(); err != nil {
-		return err
-	}
-	if err := c.validateLanguages(); err != nil {
-		return err
-	}
-	if err := c.validateEvents(); err != nil {
-		return err
-	}
-	return c.AutoRate.validate()
+	return nil
 }
 
 func (a *AutoRate) validate() error {
