@@ -19,63 +19,51 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	switch os.Args[1] {
+	cmd, args := os.Args[1], os.Args[2:]
+	switch cmd {
 	case "serve":
-		cfg, err := parseServeFlags(os.Args[2:], os.Getenv)
-		if err != nil {
-			if err == errHelp {
-				os.Exit(0)
-			}
-			fmt.Fprintln(os.Stderr, "aditus-queue serve:", err)
-			os.Exit(2)
-		}
-		if err := serve(ctx, cfg); err != nil {
-			fmt.Fprintln(os.Stderr, "aditus-queue serve:", err)
-			os.Exit(1)
-		}
+		cfg, err := parseServeFlags(args, os.Getenv)
+		exitOnFlags(cmd, err)
+		exitOn(cmd, serve(ctx, cfg), 1)
 	case "proxy":
-		cfg, err := parseProxyFlags(os.Args[2:], os.Getenv)
-		if err != nil {
-			if err == errHelp {
-				os.Exit(0)
-			}
-			fmt.Fprintln(os.Stderr, "aditus-queue proxy:", err)
-			os.Exit(2)
-		}
-		if err := runProxy(ctx, cfg); err != nil {
-			fmt.Fprintln(os.Stderr, "aditus-queue proxy:", err)
-			os.Exit(1)
-		}
+		cfg, err := parseProxyFlags(args, os.Getenv)
+		exitOnFlags(cmd, err)
+		exitOn(cmd, runProxy(ctx, cfg), 1)
 	case "backup":
-		if err := runBackup(ctx, os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "aditus-queue backup:", err)
-			os.Exit(1)
-		}
+		exitOn(cmd, runBackup(ctx, args, os.Stdout), 1)
 	case "restore":
-		if err := runRestore(ctx, os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "aditus-queue restore:", err)
-			os.Exit(1)
-		}
+		exitOn(cmd, runRestore(ctx, args, os.Stdout), 1)
 	case "log":
-		if err := runLog(os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "aditus-queue log:", err)
-			os.Exit(1)
-		}
+		exitOn(cmd, runLog(args, os.Stdout), 1)
 	case "bench":
-		os.Exit(bench.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(bench.Main(ctx, args, os.Stdout, os.Stderr))
 	case "draw":
-		os.Exit(runDraw(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(runDraw(ctx, args, os.Stdout, os.Stderr))
 	case "version", "--version", "-version":
-		if err := runVersion(os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "aditus-queue version:", err)
-			os.Exit(2)
-		}
+		exitOn("version", runVersion(args, os.Stdout), 2)
 	case "help", "--help", "-h", "-help":
 		usage()
 	default:
-		fmt.Fprintf(os.Stderr, "aditus-queue: unknown command %q\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "aditus-queue: unknown command %q\n", cmd)
 		usage()
 		os.Exit(2)
+	}
+}
+
+// exitOnFlags ends the process after a command's flags were not taken:
+// 0 after -h, 2 with the error otherwise.
+func exitOnFlags(cmd string, err error) {
+	if err == errHelp {
+		os.Exit(0)
+	}
+	exitOn(cmd, err, 2)
+}
+
+// exitOn ends the process with code, saying err, when err is not nil.
+func exitOn(cmd string, err error, code int) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "aditus-queue %s: %v\n", cmd, err)
+		os.Exit(code)
 	}
 }
 
