@@ -141,32 +141,7 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 	now := g.deps.Now().UnixNano()
 	switch req.Op {
 	case opCapCheck:
-		if err := r.Settings.Validate(); err != nil {
-			ctx.Respond(&wire.Response{Code: CodeInvalid, Message: err.Error()})
-			return
-		}
-		if r.ID == "" {
-			ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "visitor id missing"})
-			return
-		}
-		if err := g.write(g.t.Configure(r.Settings, now)); err != nil {
-			ctx.Respond(errResponse(err))
-			return
-		}
-		if err := g.write(g.check(r, now)); err != nil {
-			ctx.Respond(errResponse(err))
-			return
-		}
-		if r.First {
-			g.pow.Arrived(1)
-		}
-		g.decidePow(now)
-		st := g.t.Status(r.ID)
-		if r.First && !st.Admitted && st.Position == 0 {
-			st = g.t.Estimate()
-			st.Arrived = now
-		}
-		ctx.Respond(okResponse(st))
+		g.answerCheck(ctx, r, now)
 	case opCapTouch:
 		g.t.Touch(r.IDs, now)
 		g.pow.Arrived(r.Challenged)
@@ -179,17 +154,54 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 		}
 		ctx.Respond(okResponse(struct{}{}))
 	case opCapKey:
-		if g.t.KeySealed == nil {
-			sealed := g.deps.Sealer.Seal(randomBytes(32), CapacityKeyAD(g.id))
-			if err := g.write([]capacity.Event{{Type: capacity.TypeKeyed, At: now, KeySealed: sealed}}); err != nil {
-				ctx.Respond(errResponse(err))
-				return
-			}
-		}
-		ctx.Respond(okResponse(g.t.KeySealed))
+		g.answerKey(ctx, now)
 	default:
 		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
 	}
+}
+
+// answerCheck answers a visitor's check: the room's settings and the
+// visitor's events written, the proof of work judged, then the status.
+func (g *capacityGrain) answerCheck(ctx actor.Context, r CapacityRequest, now int64) {
+	if err := r.Settings.Validate(); err != nil {
+		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: err.Error()})
+		return
+	}
+	if r.ID == "" {
+		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "visitor id missing"})
+		return
+	}
+	if err := g.write(g.t.Configure(r.Settings, now)); err != nil {
+		ctx.Respond(errResponse(err))
+		return
+	}
+	if err := g.write(g.check(r, now)); err != nil {
+		ctx.Respond(errResponse(err))
+		return
+	}
+	if r.First {
+		g.pow.Arrived(1)
+	}
+	g.decidePow(now)
+	st := g.t.Status(r.ID)
+	if r.First && !st.Admitted && st.Position == 0 {
+		st = g.t.Estimate()
+		st.Arrived = now
+	}
+	ctx.Respond(okResponse(st))
+}
+
+// answerKey answers the room's sealed cookie key, drawn and written on
+// the first ask.
+func (g *capacityGrain) answerKey(ctx actor.Context, now int64) {
+	if g.t.KeySealed == nil {
+		sealed := g.deps.Sealer.Seal(randomBytes(32), CapacityKeyAD(g.id))
+		if err := g.write([]capacity.Event{{Type: capacity.TypeKeyed, At: now, KeySealed: sealed}}); err != nil {
+			ctx.Respond(errResponse(err))
+			return
+		}
+	}
+	ctx.Respond(okResponse(g.t.KeySealed))
 }
 
 // check is the events of a visitor's check: a first request, a return
