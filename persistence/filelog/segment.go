@@ -52,21 +52,7 @@ func (l *Log) load() error {
 		return fmt.Errorf("open log %s: no segment", l.dir)
 	}
 	if len(segs) == 0 {
-		f, err := createSegment(l.dir, 1)
-		if err != nil {
-			return err
-		}
-		if err := syncFile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("sync segment %s: %w", f.Name(), err)
-		}
-		l.segs[1] = f
-		if err := syncDir(l.dir); err != nil {
-			return err
-		}
-		l.active, l.activeSeg, l.activePos = f, 1, headerSize
-		l.tailSeg, l.tailPos = 1, headerSize
-		return nil
+		return l.createFirst()
 	}
 	// Retention removes segments from the front only (retention.go), so
 	// the first may be any number, but none may be missing after it.
@@ -77,23 +63,9 @@ func (l *Log) load() error {
 		if i > 0 && seg != segs[i-1]+1 {
 			return fmt.Errorf("open log %s: segment %d missing: %w", l.dir, segs[i-1]+1, ErrCorrupt)
 		}
-		flag := os.O_RDWR
-		if l.readOnly {
-			flag = os.O_RDONLY
-		}
-		f, err := os.OpenFile(segmentPath(l.dir, seg), flag, 0)
-		if err != nil {
-			return fmt.Errorf("open log %s: %w", l.dir, err)
-		}
-		l.segs[seg] = f
-		if st, err := f.Stat(); err == nil {
-			l.segTime[seg] = st.ModTime()
-		}
-		end, err := l.scan(f, seg, i == len(segs)-1)
-		if err != nil {
+		if err := l.openSegment(seg, i == len(segs)-1); err != nil {
 			return err
 		}
-		l.active, l.activeSeg, l.activePos = f, seg, end
 	}
 	for _, s := range l.streams {
 		// A stream whose every frame retention dropped goes on after its
@@ -109,6 +81,49 @@ func (l *Log) load() error {
 		return fmt.Errorf("open log %s: %w", l.dir, err)
 	}
 	l.tailSeg, l.tailPos = l.activeSeg, l.activePos
+	return nil
+}
+
+// createFirst creates the first segment of a new log and makes it the
+// active one.
+func (l *Log) createFirst() error {
+	f, err := createSegment(l.dir, 1)
+	if err != nil {
+		return err
+	}
+	if err := syncFile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("sync segment %s: %w", f.Name(), err)
+	}
+	l.segs[1] = f
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	l.active, l.activeSeg, l.activePos = f, 1, headerSize
+	l.tailSeg, l.tailPos = 1, headerSize
+	return nil
+}
+
+// openSegment opens segment seg, scans its frames into the index (last:
+// it is the newest, whose torn tail is cut) and makes it the active one.
+func (l *Log) openSegment(seg uint32, last bool) error {
+	flag := os.O_RDWR
+	if l.readOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(segmentPath(l.dir, seg), flag, 0)
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", l.dir, err)
+	}
+	l.segs[seg] = f
+	if st, err := f.Stat(); err == nil {
+		l.segTime[seg] = st.ModTime()
+	}
+	end, err := l.scan(f, seg, last)
+	if err != nil {
+		return err
+	}
+	l.active, l.activeSeg, l.activePos = f, seg, end
 	return nil
 }
 
@@ -140,49 +155,12 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 	var why error
 	h := make([]byte, frameHeader)
 	for pos < size {
-		if _, err := io.ReadFull(r, h); err != nil {
-			why = errShort
+		var fr []byte
+		var fb frameBody
+		if fr, fb, body, why = readFrame(r, h, body, size-pos); why != nil {
 			break
 		}
-		n, err := frameBodyLen(h)
-		if err != nil {
-			why = err
-			break
-		}
-		if int64(n) > size-pos-frameHeader {
-			why = errShort
-			break
-		}
-		if cap(body) < frameHeader+n {
-			body = make([]byte, frameHeader+n)
-		}
-		fr := body[:frameHeader+n]
-		copy(fr, h)
-		if _, err := io.ReadFull(r, fr[frameHeader:]); err != nil {
-			why = errShort
-			break
-		}
-		if why = checkCRC(fr); why != nil {
-			break
-		}
-		fb, err := parseBody(fr[frameHeader:])
-		if err != nil {
-			why = err
-			break
-		}
-		s := l.streams[string(fb.stream)]
-		if s == nil {
-			s = l.streamLocked(string(fb.stream))
-		}
-		if fb.first != s.next && s.idx.frameCount() == 0 && s.next == 0 && fb.first <= s.snap+1 {
-			// The stream's first frame left after retention dropped the
-			// ones its snapshot covers.
-			s.next = fb.first
-		}
-		if fb.first == s.next || l.jump(s, string(fb.stream), seg, pos, fb.first) {
-			s.idx.add(frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(len(fr)), count: uint32(fb.count)})
-			s.next = fb.first + int64(fb.count)
-		}
+		l.indexFrame(fb, seg, pos, len(fr))
 		pos += int64(len(fr))
 	}
 	if why == nil {
@@ -195,6 +173,53 @@ func (l *Log) scan(f *os.File, seg uint32, last bool) (int64, error) {
 		return pos, nil // a torn tail, or a frame being written now
 	}
 	return l.cut(f, seg, pos)
+}
+
+// readFrame reads the next frame from r, at most remain bytes, into buf
+// (grown when too small, and returned for the next frame); why says what
+// is wrong with a frame that is short, torn or fails its checksum.
+func readFrame(r io.Reader, h, buf []byte, remain int64) (fr []byte, fb frameBody, _ []byte, why error) {
+	if _, err := io.ReadFull(r, h); err != nil {
+		return nil, fb, buf, errShort
+	}
+	n, err := frameBodyLen(h)
+	if err != nil {
+		return nil, fb, buf, err
+	}
+	if int64(n) > remain-frameHeader {
+		return nil, fb, buf, errShort
+	}
+	if cap(buf) < frameHeader+n {
+		buf = make([]byte, frameHeader+n)
+	}
+	fr = buf[:frameHeader+n]
+	copy(fr, h)
+	if _, err := io.ReadFull(r, fr[frameHeader:]); err != nil {
+		return nil, fb, buf, errShort
+	}
+	if err := checkCRC(fr); err != nil {
+		return nil, fb, buf, err
+	}
+	fb, err = parseBody(fr[frameHeader:])
+	return fr, fb, buf, err
+}
+
+// indexFrame adds a whole frame of size bytes at seg:pos to its stream's
+// index, when it follows the stream's last frame (or jump allows it).
+func (l *Log) indexFrame(fb frameBody, seg uint32, pos int64, size int) {
+	s := l.streams[string(fb.stream)]
+	if s == nil {
+		s = l.streamLocked(string(fb.stream))
+	}
+	if fb.first != s.next && s.idx.frameCount() == 0 && s.next == 0 && fb.first <= s.snap+1 {
+		// The stream's first frame left after retention dropped the
+		// ones its snapshot covers.
+		s.next = fb.first
+	}
+	if fb.first == s.next || l.jump(s, string(fb.stream), seg, pos, fb.first) {
+		s.idx.add(frame{first: fb.first, seg: seg, pos: uint32(pos), size: uint32(size), count: uint32(fb.count)})
+		s.next = fb.first + int64(fb.count)
+	}
 }
 
 // jump records a frame that is whole and checksummed yet does not follow
