@@ -221,38 +221,42 @@ func Compare(ctx context.Context, realBaseURL string, cfg Config) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	var res Result
-	err = func() error {
-		queue := load.NewTarget(client, base, room.Slug)
-		defer queue.Close()
-		if cfg.Status.Duration > 0 {
-			p, err := compareStatus(ctx, client, queue, fl, room.Slug, cfg)
-			if err != nil {
-				return err
-			}
-			res.Pairs = append(res.Pairs, p)
-		}
-		if cfg.Join.Duration > 0 {
-			p, err := compareJoin(ctx, client, queue, fl, room.Slug, cfg)
-			if err != nil {
-				return err
-			}
-			res.Pairs = append(res.Pairs, p)
-		}
-		if cfg.Push.Sockets > 0 {
-			real := load.MetricsMemory{Client: client, MetricsURL: strings.TrimSuffix(cfg.OpsURL, "/") + "/metrics", PprofURL: cfg.PprofURL}
-			p, err := comparePush(ctx, client, queue, fl, room, real, cfg)
-			if err != nil {
-				return err
-			}
-			res.Pairs = append(res.Pairs, p)
-		}
-		return nil
-	}()
+	res, err := comparePairs(ctx, client, base, fl, room, cfg)
 	if derr := room.Delete(ctx); derr != nil {
 		err = errors.Join(err, derr)
 	}
 	return res, err
+}
+
+// comparePairs measures each kind of load the configuration asks for, on
+// room and on the floor, one after the other.
+func comparePairs(ctx context.Context, client *http.Client, base *url.URL, fl *Remote, room *target.Room, cfg Config) (Result, error) {
+	var res Result
+	queue := load.NewTarget(client, base, room.Slug)
+	defer queue.Close()
+	if cfg.Status.Duration > 0 {
+		p, err := compareStatus(ctx, client, queue, fl, room.Slug, cfg)
+		if err != nil {
+			return res, err
+		}
+		res.Pairs = append(res.Pairs, p)
+	}
+	if cfg.Join.Duration > 0 {
+		p, err := compareJoin(ctx, client, queue, fl, room.Slug, cfg)
+		if err != nil {
+			return res, err
+		}
+		res.Pairs = append(res.Pairs, p)
+	}
+	if cfg.Push.Sockets > 0 {
+		real := load.MetricsMemory{Client: client, MetricsURL: strings.TrimSuffix(cfg.OpsURL, "/") + "/metrics", PprofURL: cfg.PprofURL}
+		p, err := comparePush(ctx, client, queue, fl, room, real, cfg)
+		if err != nil {
+			return res, err
+		}
+		res.Pairs = append(res.Pairs, p)
+	}
+	return res, nil
 }
 
 func compareStatus(ctx context.Context, client *http.Client, queue *load.Target, fl *Remote, slug string, cfg Config) (Pair, error) {
