@@ -117,7 +117,13 @@ func Path(escaped string) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	return build(segs), nil
+	c := build(segs)
+	if len(c.Escaped) > MaxPath {
+		// Escaping may lengthen a path (a '#' becomes %23): the canonical
+		// form keeps the bound too, so that it is canonical itself.
+		return Request{}, refuse("longer than %d bytes", MaxPath)
+	}
+	return c, nil
 }
 
 // plain reports whether escaped is canonical as it stands, the common
