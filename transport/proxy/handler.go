@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/aditus-queue/aditus-queue/transport/canon"
 	"github.com/aditus-queue/aditus-queue/transport/crawler"
 )
@@ -71,6 +73,14 @@ type route struct {
 	loc   *Location
 	rooms []roomRoute
 	next  http.Handler
+	// fast forwards what the fast visitor server admits itself (nil: it
+	// takes the standard path).
+	fast fastForward
+}
+
+// fastForward forwards a request the fast visitor server admitted.
+type fastForward interface {
+	serveVisitor(ctx *fasthttp.RequestCtx, a *fastAdmission)
 }
 
 type roomRoute struct {
@@ -156,7 +166,7 @@ func (h *Handler) route(loc *Location, cfg *Config, fr *front, o Options, gates 
 		rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, gate: g})
 	}
 	if loc.Upstream != nil {
-		rt.next = h.forwarder(loc.Upstream, fr, o)
+		rt.next, rt.fast = h.forwarder(loc.Upstream, fr, o)
 	} else {
 		rt.next = http.StripPrefix(strings.TrimSuffix(loc.Path, "/"), http.FileServer(http.Dir(loc.Directory)))
 	}

@@ -1,0 +1,168 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// VisitorServer is the server the proxy faces visitors with.
+type VisitorServer int
+
+const (
+	// VisitorFast is fasthttp's server (the default).
+	VisitorFast VisitorServer = iota
+	// VisitorStd is net/http's server.
+	VisitorStd
+)
+
+// ParseVisitorServer reads --visitor-server: "fast" or "std".
+func ParseVisitorServer(s string) (VisitorServer, error) {
+	switch s {
+	case "fast", "":
+		return VisitorFast, nil
+	case "std":
+		return VisitorStd, nil
+	}
+	return 0, fmt.Errorf("visitor server %q: want fast or std", s)
+}
+
+// The fast visitor server's limits, each bounded.
+const (
+	// fastHeaderLimit is the largest request line and header block (the
+	// read buffer of each connection being read).
+	fastHeaderLimit = 128 << 10
+	// fastConcurrency bounds the connections served at once; past it a
+	// new connection is answered 503 and closed.
+	fastConcurrency = 16 << 10
+	// fastBodyBuffered is the largest request body: the server reads it
+	// whole before the handler runs (nginx's client_max_body_size
+	// default); a larger one is answered 413.
+	fastBodyBuffered = 1 << 20
+	fastReadHeader   = 10 * time.Second
+	fastIdle         = 120 * time.Second
+)
+
+// FastServer is fasthttp's server serving h to visitors: the requests
+// admitted from the cookie alone on fasthttp's types (admitFast), every
+// other through ServeHTTP; framing it reads more leniently than the
+// standard server is refused first (refuseFraming).
+func (h *Handler) FastServer() *fasthttp.Server {
+	std := fasthttpadaptor.NewFastHTTPHandler(h)
+	return &fasthttp.Server{
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			if refuseFraming(ctx) || h.admitFast(ctx) {
+				return
+			}
+			std(ctx)
+		},
+		ErrorHandler:                 fastError,
+		Logger:                       fastLogger{h.log},
+		SecureErrorLogMessage:        true,
+		NoDefaultServerHeader:        true,
+		NoDefaultContentType:         true,
+		DisablePreParseMultipartForm: true,
+		ReadBufferSize:               fastHeaderLimit,
+		Concurrency:                  fastConcurrency,
+		MaxRequestBodySize:           fastBodyBuffered,
+		IdleTimeout:                  fastIdle,
+		ReadTimeout:                  fastReadHeader,
+		CloseOnShutdown:              true,
+	}
+}
+
+// fastError answers a request fasthttp's parser refused: 431 for a
+// request line or header block over the limit, 413 for a body over it,
+// 501 for a transfer coding other than chunked alone, 400 otherwise; the
+// connection then closes.
+func fastError(ctx *fasthttp.RequestCtx, err error) {
+	status, msg := http.StatusBadRequest, "Bad request: the request could not be read."
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.As(err, &small):
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large."
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		status, msg = http.StatusRequestEntityTooLarge, "Request entity too large."
+	case strings.Contains(err.Error(), "transfer-encoding"):
+		// The parser names no error type for these: a coding other than
+		// chunked alone, or Transfer-Encoding twice or on HTTP/1.0.
+		status, msg = http.StatusNotImplemented, "Not implemented: unsupported transfer encoding."
+	}
+	answerText(ctx, status, msg)
+	ctx.SetConnectionClose()
+}
+
+// refuseFraming answers what fasthttp's parser lets through and the
+// standard server refuses: a protocol version other than HTTP/1.0 and
+// 1.1 (505), a header name that is not a token or a value with a control
+// character (400), and the asterisk-form target, which only OPTIONS may
+// use (answered 200 with no body, as the standard server does).
+func refuseFraming(ctx *fasthttp.RequestCtx) bool {
+	hdr := &ctx.Request.Header
+	switch string(hdr.Protocol()) {
+	case "HTTP/1.1", "HTTP/1.0":
+	default:
+		answerText(ctx, http.StatusHTTPVersionNotSupported, "HTTP version not supported.")
+		ctx.SetConnectionClose()
+		return true
+	}
+	for k, v := range hdr.All() {
+		if !validName(k) || !validValue(v) {
+			answerText(ctx, http.StatusBadRequest, "Bad request: a header's name or value is malformed.")
+			ctx.SetConnectionClose()
+			return true
+		}
+	}
+	if string(hdr.RequestURI()) != "*" {
+		return false
+	}
+	if hdr.IsOptions() {
+		ctx.Response.Header.SetContentLength(0)
+		return true
+	}
+	answerText(ctx, http.StatusBadRequest, "Bad request: this address has no canonical form (does not start with /).")
+	return true
+}
+
+// validName reports whether k is a token (RFC 9110 section 5.6.2).
+func validName(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	for _, c := range k {
+		if !httpguts.IsTokenRune(rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// validValue reports whether v has no control character but tab.
+func validValue(v []byte) bool {
+	for _, c := range v {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// fastLogger passes fasthttp's messages (a visitor's malformed request,
+// a connection cut) to the proxy's log at debug level: a visitor can
+// cause them at will.
+type fastLogger struct{ log *slog.Logger }
+
+func (l fastLogger) Printf(format string, args ...any) {
+	if l.log.Enabled(context.Background(), slog.LevelDebug) {
+		l.log.Debug("visitor connection", "detail", fmt.Sprintf(format, args...))
+	}
+}

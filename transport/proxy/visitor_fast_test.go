@@ -1,0 +1,224 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/aditus-queue/aditus-queue/actors/capacity"
+)
+
+// fastRig is a proxy with one room before an upstream that answers "ok",
+// and an admitted visitor's cookie (the second request's: the first's is
+// provisional).
+type fastRig struct {
+	h      *Handler
+	store  *tableStore
+	cookie string
+}
+
+func newFastRig(t testing.TB, extra string) *fastRig {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fasthttp upstream, which allocates nothing per request either.
+	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.Response.Header.SetBytesV("X-Upstream", ctx.Request.Header.Peek("X-Forwarded-For"))
+		if string(ctx.Path()) == "/release" {
+			ctx.Response.Header.Set(ReleaseHeader, "1")
+		}
+		ctx.SetBodyString("ok")
+	}}
+	go up.Serve(ln)
+	t.Cleanup(func() { _ = up.Shutdown() })
+	cfg, err := Parse("fast.hcl", []byte(fmt.Sprintf(`host "shop.test" {
+  location "/" {
+    upstream "%s" {}
+    waiting_room {
+      active         = 1000
+      on_store_error = "wait"
+      session        = "1h"
+    }
+    %s
+  }
+}`, ln.Addr(), extra)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &tableStore{tables: map[string]*capacity.Table{}}
+	h, err := New(cfg, Options{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	rig := &fastRig{h: h, store: store}
+	for range 2 {
+		r := httptest.NewRequest("GET", "http://shop.test/", nil)
+		r.RequestURI = "/"
+		if rig.cookie != "" {
+			r.Header.Set("Cookie", rig.cookie)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Fatalf("admission: %d", w.Code)
+		}
+		c := w.Result().Cookies()[0]
+		rig.cookie = c.Name + "=" + c.Value
+	}
+	return rig
+}
+
+// ctx is a visitor's request from 192.0.2.1 as fasthttp's server hands
+// it over.
+func (rig *fastRig) ctx(target, cookie string, edit func(*fasthttp.Request)) *fasthttp.RequestCtx {
+	var req fasthttp.Request
+	req.Header.SetMethod("GET")
+	req.SetRequestURI(target)
+	req.Header.SetHost("shop.test")
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
+	if edit != nil {
+		edit(&req)
+	}
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 4711}, nil)
+	return ctx
+}
+
+// TestFastPathAdmitted: the admitted visitor's request is served by the
+// fast path alone, forwarded with the peer as X-Forwarded-For; every
+// request that needs more than the cookie is left to the standard path
+// untouched.
+func TestFastPathAdmitted(t *testing.T) {
+	rig := newFastRig(t, "")
+	ctx := rig.ctx("/a?b=c", rig.cookie, nil)
+	if !rig.h.admitFast(ctx) {
+		t.Fatal("an admitted visitor's GET is not taken by the fast path")
+	}
+	if ctx.Response.StatusCode() != 200 || string(ctx.Response.Body()) != "ok" ||
+		string(ctx.Response.Header.Peek("X-Upstream")) != "192.0.2.1" {
+		t.Fatalf("answer %d %q, X-Upstream %q", ctx.Response.StatusCode(), ctx.Response.Body(), ctx.Response.Header.Peek("X-Upstream"))
+	}
+	for name, c := range map[string]*fasthttp.RequestCtx{
+		"no cookie":          rig.ctx("/", "", nil),
+		"a forged cookie":    rig.ctx("/", rig.cookie[:len(rig.cookie)-2]+"AA", nil),
+		"a dot segment":      rig.ctx("/a/../b", rig.cookie, nil),
+		"an encoded byte":    rig.ctx("/%61", rig.cookie, nil),
+		"a POST":             rig.ctx("/", rig.cookie, func(r *fasthttp.Request) { r.Header.SetMethod("POST") }),
+		"an upgrade":         rig.ctx("/", rig.cookie, func(r *fasthttp.Request) { r.Header.Set("Upgrade", "websocket") }),
+		"another host":       rig.ctx("/", rig.cookie, func(r *fasthttp.Request) { r.Header.SetHost("other.test") }),
+		"absolute-form":      rig.ctx("http://shop.test/", rig.cookie, nil),
+		"a Host port a word": rig.ctx("/", rig.cookie, func(r *fasthttp.Request) { r.Header.SetHost("shop.test:x") }),
+	} {
+		if rig.h.admitFast(c) {
+			t.Errorf("%s: taken by the fast path", name)
+		}
+		if c.Response.StatusCode() != 200 || len(c.Response.Body()) != 0 {
+			t.Errorf("%s: the fast path answered it", name)
+		}
+	}
+}
+
+// TestFastPathRenewalAndRelease: a visitor in the last fifth of the
+// session renews through the standard path; an upstream's release header
+// frees the slot and replaces the cookie on the fast path too, and the
+// old cookie then no longer passes it.
+func TestFastPathRenewalAndRelease(t *testing.T) {
+	rig := newFastRig(t, "")
+	now := time.Now()
+	rig.h.gates[0].now = func() time.Time { return now.Add(50 * time.Minute) }
+	if rig.h.admitFast(rig.ctx("/", rig.cookie, nil)) {
+		t.Fatal("a cookie due for renewal is taken by the fast path")
+	}
+	rig.h.gates[0].now = time.Now
+	ctx := rig.ctx("/release", rig.cookie, nil)
+	if !rig.h.admitFast(ctx) {
+		t.Fatal("not taken by the fast path")
+	}
+	if sc := string(ctx.Response.Header.Peek("Set-Cookie")); !strings.HasPrefix(sc, strings.SplitN(rig.cookie, "=", 2)[0]+"=") {
+		t.Fatalf("released without a new cookie: %q", sc)
+	}
+	if len(ctx.Response.Header.Peek(ReleaseHeader)) != 0 {
+		t.Fatal("the release header reached the visitor")
+	}
+	if rig.h.admitFast(rig.ctx("/", rig.cookie, nil)) {
+		t.Fatal("a released visitor's old cookie is taken by the fast path")
+	}
+}
+
+// streamingClientAllocs are the allocations fasthttp's client makes for
+// each answer it streams (the closures that release the connection with
+// the body): the fast path's only ones.
+const streamingClientAllocs = 4
+
+// TestFastPathNoAllocs holds the admitted visitor's request to no
+// allocation in the proxy's own work: the route, the cookie, the renewal
+// note, the request built for the upstream and the answer's headers
+// copied back (the upstream's answer is canned here). The whole path,
+// fasthttp's client included, makes streamingClientAllocs more: the
+// closures its client builds for each streamed answer.
+func TestFastPathNoAllocs(t *testing.T) {
+	rig := newFastRig(t, "")
+	rt := rig.h.hosts["shop.test"][0]
+	fwd := rt.fast.(*fastForwarder)
+	ctx := rig.ctx("/", rig.cookie, nil)
+	t.Run("whole", func(t *testing.T) {
+		allocs := testing.AllocsPerRun(500, func() {
+			ctx.Response.Reset()
+			if !rig.h.admitFast(ctx) || ctx.Response.StatusCode() != 200 {
+				t.Fatal("not admitted")
+			}
+		})
+		if allocs > streamingClientAllocs {
+			t.Fatalf("%v allocations per admitted request, want at most %d", allocs, streamingClientAllocs)
+		}
+	})
+	rt.fast = fastFunc(func(ctx *fasthttp.RequestCtx, a *fastAdmission) {
+		req := fasthttp.AcquireRequest()
+		resp := fasthttp.AcquireResponse()
+		fwd.visitorRequest(req, ctx, a.host)
+		resp.Header.Set("Content-Type", "text/plain")
+		fwd.visitorAnswer(ctx, resp, a)
+		fasthttp.ReleaseRequest(req)
+	})
+	allocs := testing.AllocsPerRun(500, func() {
+		ctx.Response.Reset()
+		if !rig.h.admitFast(ctx) || ctx.Response.StatusCode() != 200 {
+			t.Fatal("not admitted")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per admitted request in the proxy's own work, want 0", allocs)
+	}
+}
+
+// BenchmarkFastAdmitted is the admitted visitor's request on the fast
+// path, forwarding to a local upstream included (run with -benchmem).
+func BenchmarkFastAdmitted(b *testing.B) {
+	rig := newFastRig(b, "")
+	ctx := rig.ctx("/", rig.cookie, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx.Response.Reset()
+		if !rig.h.admitFast(ctx) {
+			b.Fatal("not admitted")
+		}
+	}
+}
+
+// fastFunc is a function as a fastForward.
+type fastFunc func(ctx *fasthttp.RequestCtx, a *fastAdmission)
+
+func (f fastFunc) serveVisitor(ctx *fasthttp.RequestCtx, a *fastAdmission) { f(ctx, a) }
