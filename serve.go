@@ -61,7 +61,10 @@ type serveConfig struct {
 	ProxyConfig, ProxyAddr string
 	// ProxyUpstreamClient is the proxy's path to its upstreams (fast or
 	// std); ProxyUpstreamTimeout bounds an upstream's silence.
-	ProxyUpstreamClient  string
+	ProxyUpstreamClient string
+	// ProxyVisitorServer is the server the proxy faces visitors with
+	// (fast or std).
+	ProxyVisitorServer   string
 	ProxyUpstreamTimeout time.Duration
 	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
 	// believed (comma-separated; empty: none, the peer is the client).
@@ -138,6 +141,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
 	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
 	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
+	str(&c.ProxyVisitorServer, "proxy-visitor-server", "fast", "the reverse proxy's server facing visitors: fast (fasthttp's server; bodies up to 1 MB, headers up to 128 KB) or std (net/http's; streamed bodies, 1 MB of headers)")
 	str(&c.ProxyUpstreamClient, "proxy-upstream-client", "fast", "how the reverse proxy reaches upstreams: fast (pooled connections, fasthttp's client) or std (net/http/httputil)")
 	var upstreamTimeout string
 	str(&upstreamTimeout, "proxy-upstream-timeout", "60s", "the reverse proxy's bound on connecting to an upstream, awaiting its answer and its silence within a body (504 beyond)")
@@ -207,6 +211,9 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	}
 	if _, err := proxy.ParseForwarding(c.ProxyUpstreamClient); err != nil {
 		return nil, fmt.Errorf("--proxy-upstream-client: %w", err)
+	}
+	if _, err := proxy.ParseVisitorServer(c.ProxyVisitorServer); err != nil {
+		return nil, fmt.Errorf("--proxy-visitor-server: %w", err)
 	}
 	if c.ProxyUpstreamTimeout, err = time.ParseDuration(upstreamTimeout); err != nil || c.ProxyUpstreamTimeout < time.Millisecond {
 		return nil, fmt.Errorf("--proxy-upstream-timeout: %q is not a duration of a millisecond or more (say 60s)", upstreamTimeout)
