@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 
 	"github.com/valyala/fasthttp"
@@ -146,10 +147,12 @@ func (f *fastForwarder) visitorAnswer(ctx *fasthttp.RequestCtx, resp *fasthttp.R
 		_ = resp.CloseBodyStream()
 		fasthttp.ReleaseResponse(resp)
 		if err != nil {
+			// Nothing is sent yet: the visitor's connection is closed
+			// without an answer, as the standard path cuts it, rather
+			// than given a short body.
 			f.h.log.Warn("upstream body cut", "upstream", f.upstream.Host, "error", err)
-			out.ResetBody()
-			ctx.SetConnectionClose()
-			out.SetStatusCode(http.StatusBadGateway)
+			ctx.HijackSetNoResponse(true)
+			ctx.Hijack(func(c net.Conn) { _ = c.Close() })
 		}
 		return
 	}

@@ -57,7 +57,7 @@ const (
 // other through ServeHTTP; framing it reads more leniently than the
 // standard server is refused first (refuseFraming).
 func (h *Handler) FastServer() *fasthttp.Server {
-	std := fasthttpadaptor.NewFastHTTPHandler(h)
+	std := fasthttpadaptor.NewFastHTTPHandler(adapted(h))
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			if refuseFraming(ctx) || h.admitFast(ctx) {
@@ -166,3 +166,43 @@ func (l fastLogger) Printf(format string, args ...any) {
 		l.log.Debug("visitor connection", "detail", fmt.Sprintf(format, args...))
 	}
 }
+
+// flushAfter is how much of an answer the standard path may hand the
+// fast server before it is streamed: fasthttpadaptor holds an answer
+// that is not flushed whole in memory.
+const flushAfter = 64 << 10
+
+// adapted is h as fasthttpadaptor runs it: its requests carry a server
+// in their context, as net/http's do, so that ReverseProxy cuts the
+// visitor's connection when an upstream's body breaks off rather than
+// end a short answer cleanly; and answers past flushAfter are streamed.
+func adapted(h http.Handler) http.Handler {
+	srv := &http.Server{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), http.ServerContextKey, srv))
+		h.ServeHTTP(&flushingWriter{ResponseWriter: w}, r)
+	})
+}
+
+// flushingWriter flushes every write once flushAfter bytes went through.
+type flushingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (w *flushingWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	if w.n += n; w.n > flushAfter && err == nil {
+		w.Flush()
+	}
+	return n, err
+}
+
+func (w *flushingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the adaptor's Hijack.
+func (w *flushingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
