@@ -60,6 +60,7 @@ func (h *Handler) FastServer() *fasthttp.Server {
 	std := fasthttpadaptor.NewFastHTTPHandler(adapted(h))
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
+			defer h.recoverFast(ctx)
 			if refuseFraming(ctx) || h.admitFast(ctx) {
 				return
 			}
@@ -78,6 +79,19 @@ func (h *Handler) FastServer() *fasthttp.Server {
 		ReadTimeout:                  fastReadHeader,
 		CloseOnShutdown:              true,
 	}
+}
+
+// recoverFast turns a panic while serving ctx into a 500 and the
+// connection's end, as net/http's server does, rather than the process's
+// end (fasthttp's server recovers nothing).
+func (h *Handler) recoverFast(ctx *fasthttp.RequestCtx) {
+	rec := recover()
+	if rec == nil {
+		return
+	}
+	h.log.Error("panic serving a visitor", "panic", rec, "path", string(ctx.Path()))
+	answerText(ctx, http.StatusInternalServerError, "Internal server error.")
+	ctx.SetConnectionClose()
 }
 
 // fastError answers a request fasthttp's parser refused: 431 for a
@@ -104,7 +118,8 @@ func fastError(ctx *fasthttp.RequestCtx, err error) {
 // refuseFraming answers what fasthttp's parser lets through and the
 // standard server refuses: a protocol version other than HTTP/1.0 and
 // 1.1 (505), a header name that is not a token or a value with a control
-// character (400), and the asterisk-form target, which only OPTIONS may
+// character, a malformed percent-encoding in the target (400), and the
+// asterisk-form target, which only OPTIONS may
 // use (answered 200 with no body, as the standard server does).
 func refuseFraming(ctx *fasthttp.RequestCtx) bool {
 	hdr := &ctx.Request.Header
@@ -122,7 +137,12 @@ func refuseFraming(ctx *fasthttp.RequestCtx) bool {
 			return true
 		}
 	}
-	if string(hdr.RequestURI()) != "*" {
+	uri := hdr.RequestURI()
+	if !validEscapes(uri) {
+		answerText(ctx, http.StatusBadRequest, "Bad request: the request target has a malformed percent-encoding.")
+		return true
+	}
+	if string(uri) != "*" {
 		return false
 	}
 	if hdr.IsOptions() {
@@ -131,6 +151,25 @@ func refuseFraming(ctx *fasthttp.RequestCtx) bool {
 	}
 	answerText(ctx, http.StatusBadRequest, "Bad request: this address has no canonical form (does not start with /).")
 	return true
+}
+
+// validEscapes reports whether every '%' of the request target begins a
+// percent-encoded byte, as net/http's parser requires.
+func validEscapes(uri []byte) bool {
+	for i := 0; i < len(uri); i++ {
+		if uri[i] != '%' {
+			continue
+		}
+		if i+2 >= len(uri) || !isHexDigit(uri[i+1]) || !isHexDigit(uri[i+2]) {
+			return false
+		}
+		i += 2
+	}
+	return true
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // validName reports whether k is a token (RFC 9110 section 5.6.2).

@@ -222,3 +222,18 @@ func BenchmarkFastAdmitted(b *testing.B) {
 type fastFunc func(ctx *fasthttp.RequestCtx, a *fastAdmission)
 
 func (f fastFunc) serveVisitor(ctx *fasthttp.RequestCtx, a *fastAdmission) { f(ctx, a) }
+
+// TestFastServerRecovers: a panic while serving one visitor is that
+// visitor's 500, not the end of the proxy.
+func TestFastServerRecovers(t *testing.T) {
+	rig := newFastRig(t, "")
+	rig.h.hosts["shop.test"][0].next = http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+	addr, stop := startFast(rig.h)
+	defer stop()
+	for range 2 {
+		w, ok := sendWire(addr, "POST / HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 0\r\nCookie: "+rig.cookie+"\r\n\r\n")
+		if !ok || w.Code != http.StatusInternalServerError {
+			t.Fatalf("answer %v %v, want 500", ok, w)
+		}
+	}
+}
