@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -66,6 +67,8 @@ type Handler struct {
 	log   *slog.Logger
 	stop  chan struct{}
 	wg    sync.WaitGroup
+	// fastSrv is the fast visitor server, once FastServer made it.
+	fastSrv atomic.Pointer[fasthttp.Server]
 }
 
 // route is a location with its handlers.

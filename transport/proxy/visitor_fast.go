@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/http/httpguts"
-
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
@@ -58,7 +56,7 @@ const (
 // standard server is refused first (refuseFraming).
 func (h *Handler) FastServer() *fasthttp.Server {
 	std := fasthttpadaptor.NewFastHTTPHandler(adapted(h))
-	return &fasthttp.Server{
+	s := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			defer h.recoverFast(ctx)
 			if refuseFraming(ctx) || h.admitFast(ctx) {
@@ -79,6 +77,8 @@ func (h *Handler) FastServer() *fasthttp.Server {
 		ReadTimeout:                  fastReadHeader,
 		CloseOnShutdown:              true,
 	}
+	h.fastSrv.Store(s)
+	return s
 }
 
 // recoverFast turns a panic while serving ctx into a 500 and the
@@ -153,6 +153,14 @@ func refuseFraming(ctx *fasthttp.RequestCtx) bool {
 	return true
 }
 
+// tokenChar are the bytes of a token: tchar in RFC 9110 section 5.6.2.
+var tokenChar = func() (t [256]bool) {
+	for _, c := range []byte("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+		t[c] = true
+	}
+	return t
+}()
+
 // validEscapes reports whether every '%' of the request target begins a
 // percent-encoded byte, as net/http's parser requires.
 func validEscapes(uri []byte) bool {
@@ -178,7 +186,7 @@ func validName(k []byte) bool {
 		return false
 	}
 	for _, c := range k {
-		if !httpguts.IsTokenRune(rune(c)) {
+		if !tokenChar[c] {
 			return false
 		}
 	}

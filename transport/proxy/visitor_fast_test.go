@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
@@ -236,4 +238,55 @@ func TestFastServerRecovers(t *testing.T) {
 			t.Fatalf("answer %v %v, want 500", ok, w)
 		}
 	}
+}
+
+// TestFastServerConnectionBound: past its bound of connections at once,
+// the server answers 503 and closes, and the metric counts it.
+func TestFastServerConnectionBound(t *testing.T) {
+	rig := newFastRig(t, "")
+	s := rig.h.FastServer()
+	s.Concurrency = 1
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.Shutdown()
+	held, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	// The held connection is served once it has been answered.
+	if _, err := io.WriteString(held, "GET / HTTP/1.1\r\nHost: shop.test\r\nCookie: "+rig.cookie+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := http.ReadResponse(bufio.NewReader(held), nil); err != nil || res.StatusCode != 200 {
+		t.Fatalf("the first connection: %v %v", res, err)
+	}
+	w, ok := sendWire(ln.Addr().String(), "GET / HTTP/1.1\r\nHost: shop.test\r\n\r\n")
+	if !ok || w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("over the bound: %v %v, want 503", ok, w)
+	}
+	if n := counterOf(t, rig.h.Collector(), "aditus_queue_proxy_visitor_connections_refused_total"); n != 1 {
+		t.Fatalf("refusals counted %v, want 1", n)
+	}
+}
+
+// counterOf is the value of the counter called name that c collects.
+func counterOf(t *testing.T, c prometheus.Collector, name string) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
