@@ -357,15 +357,22 @@ var conformanceCases = []struct {
 		before := totalAlloc()
 		req, _ := http.NewRequest("POST", "http://"+e.proxy+"/big", newPattern(n))
 		req.ContentLength = n
-		res := e.do(req)
 		if e.vs == "fasthttp" {
-			// fasthttp's server reads a body whole, up to its bound.
-			if res.StatusCode != http.StatusRequestEntityTooLarge {
-				e.t.Fatalf("a body over the bound: %d, want 413", res.StatusCode)
+			// fasthttp's server reads a body whole, up to its bound: it
+			// answers 413 on the Content-Length and closes, which the
+			// client may meet first as a write that failed.
+			req.Host = "shop.test"
+			res, err := e.client.Do(req)
+			if err == nil {
+				res.Body.Close()
+			}
+			if err == nil && res.StatusCode != http.StatusRequestEntityTooLarge ||
+				err != nil && !strings.Contains(err.Error(), "broken pipe") && !strings.Contains(err.Error(), "connection reset") {
+				e.t.Fatalf("a body over the bound: %v %v, want 413", res, err)
 			}
 			return
 		}
-		s := decodeSeen(e.t, res)
+		s := decodeSeen(e.t, e.do(req))
 		if s.BodySize != n || s.BodySHA != patternSHA(n) {
 			e.t.Fatalf("upstream got %d bytes", s.BodySize)
 		}

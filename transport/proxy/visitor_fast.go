@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -219,16 +221,56 @@ func (l fastLogger) Printf(format string, args ...any) {
 // that is not flushed whole in memory.
 const flushAfter = 64 << 10
 
-// adapted is h as fasthttpadaptor runs it: its requests carry a server
-// in their context, as net/http's do, so that ReverseProxy cuts the
-// visitor's connection when an upstream's body breaks off rather than
-// end a short answer cleanly; and answers past flushAfter are streamed.
+// adapted is h as fasthttpadaptor runs it, on a request of its own:
+// the adaptor's request points into fasthttp's buffers and context, which
+// the server reuses once the handler returns, while the standard client's
+// goroutines may still read them; the copy has its own strings, body and
+// a context that ends when the handler returns, carrying a server as
+// net/http's requests do (so that ReverseProxy cuts the visitor's
+// connection when an upstream's body breaks off rather than end a short
+// answer cleanly). Answers past flushAfter are streamed.
 func adapted(h http.Handler) http.Handler {
 	srv := &http.Server{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(context.WithValue(r.Context(), http.ServerContextKey, srv))
-		h.ServeHTTP(&flushingWriter{ResponseWriter: w}, r)
+		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), http.ServerContextKey, srv))
+		defer cancel()
+		r2, err := ownRequest(r.WithContext(ctx))
+		if err != nil {
+			http.Error(w, "Bad request: the request's body could not be read.", http.StatusBadRequest)
+			return
+		}
+		h.ServeHTTP(&flushingWriter{ResponseWriter: w}, r2)
 	})
+}
+
+// ownRequest gives r (a shallow copy) strings, a URL, headers and a body
+// of its own.
+func ownRequest(r *http.Request) (*http.Request, error) {
+	r.Method, r.Proto, r.Host = strings.Clone(r.Method), strings.Clone(r.Proto), strings.Clone(r.Host)
+	r.RequestURI, r.RemoteAddr = strings.Clone(r.RequestURI), strings.Clone(r.RemoteAddr)
+	u := *r.URL
+	u.Scheme, u.Opaque, u.Host, u.Path = strings.Clone(u.Scheme), strings.Clone(u.Opaque), strings.Clone(u.Host), strings.Clone(u.Path)
+	u.RawPath, u.RawQuery, u.Fragment = strings.Clone(u.RawPath), strings.Clone(u.RawQuery), strings.Clone(u.Fragment)
+	r.URL = &u
+	hdr := make(http.Header, len(r.Header))
+	for k, vv := range r.Header {
+		own := make([]string, len(vv))
+		for i, v := range vv {
+			own[i] = strings.Clone(v)
+		}
+		hdr[strings.Clone(k)] = own
+	}
+	r.Header = hdr
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		r.Body = http.NoBody
+		return r, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return r, nil
 }
 
 // flushingWriter flushes every write once flushAfter bytes went through.

@@ -172,6 +172,9 @@ const streamingClientAllocs = 4
 // fasthttp's client included, makes streamingClientAllocs more: the
 // closures its client builds for each streamed answer.
 func TestFastPathNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	rig := newFastRig(t, "")
 	rt := rig.h.hosts["shop.test"][0]
 	fwd := rt.fast.(*fastForwarder)
