@@ -78,6 +78,9 @@ func (h *Handler) FastServer() *fasthttp.Server {
 		IdleTimeout:                  fastIdle,
 		ReadTimeout:                  fastReadHeader,
 		CloseOnShutdown:              true,
+		// An idle connection holds no read buffer (128 KB each
+		// otherwise), for about 1 µs a request.
+		ReduceMemoryUsage: true,
 	}
 	h.fastSrv.Store(s)
 	return s
