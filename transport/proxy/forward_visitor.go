@@ -26,14 +26,31 @@ func (f *fastForwarder) serveVisitor(ctx *fasthttp.RequestCtx, a *fastAdmission)
 	resp := fasthttp.AcquireResponse()
 	f.visitorRequest(req, ctx, a.host)
 	resp.Header.SetNoDefaultContentType(true)
-	err := f.client.Do(req, resp)
+	var uc *upConn
+	var err error
+	if f.pool != nil {
+		uc, err = f.pool.do(req, resp)
+	} else {
+		err = f.client.Do(req, resp)
+	}
 	fasthttp.ReleaseRequest(req)
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		f.visitorFailed(ctx, err)
 		return
 	}
-	f.visitorAnswer(ctx, resp, a)
+	f.visitorAnswer(ctx, resp, uc, a)
+}
+
+// finish releases the upstream's answer resp, on connection uc of the
+// pool (nil: fasthttp's client's), whose body was read whole or not.
+func (f *fastForwarder) finish(resp *fasthttp.Response, uc *upConn, whole bool) {
+	if uc != nil {
+		f.pool.done(uc, resp, whole)
+	} else {
+		_ = resp.CloseBodyStream()
+	}
+	fasthttp.ReleaseResponse(resp)
 }
 
 // visitorRequest fills req from the visitor's request: method, target,
@@ -115,11 +132,12 @@ func namedBy(connection, k []byte) bool {
 	return false
 }
 
-// visitorAnswer copies the upstream's answer resp to the visitor: the
+// visitorAnswer copies the upstream's answer resp (on connection uc of
+// the pool, nil on fasthttp's client) to the visitor: the
 // end-to-end headers, the release header's effect, the status, and the
 // body, copied when small and sized, streamed otherwise (resp is then
 // released when the stream ends).
-func (f *fastForwarder) visitorAnswer(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, a *fastAdmission) {
+func (f *fastForwarder) visitorAnswer(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, uc *upConn, a *fastAdmission) {
 	out := &ctx.Response
 	var cb [128]byte
 	named := append(cb[:0], resp.Header.Peek("Connection")...)
@@ -139,13 +157,12 @@ func (f *fastForwarder) visitorAnswer(ctx *fasthttp.RequestCtx, resp *fasthttp.R
 	size := resp.Header.ContentLength()
 	body := resp.BodyStream()
 	if body == nil || size == 0 {
-		fasthttp.ReleaseResponse(resp)
+		f.finish(resp, uc, true)
 		return
 	}
 	if size > 0 && size <= maxBufferedAnswer {
 		err := appendBody(out, body, size)
-		_ = resp.CloseBodyStream()
-		fasthttp.ReleaseResponse(resp)
+		f.finish(resp, uc, err == nil)
 		if err != nil {
 			// Nothing is sent yet: the visitor's connection is closed
 			// without an answer, as the standard path cuts it, rather
@@ -156,7 +173,7 @@ func (f *fastForwarder) visitorAnswer(ctx *fasthttp.RequestCtx, resp *fasthttp.R
 		}
 		return
 	}
-	out.SetBodyStream(&answerStream{resp: resp, body: body}, size)
+	out.SetBodyStream(&answerStream{f: f, resp: resp, uc: uc, body: body}, size)
 }
 
 // appendBody reads size bytes of body into out's body.
@@ -219,14 +236,20 @@ func answerText(ctx *fasthttp.RequestCtx, status int, msg string) {
 // answerStream is an upstream's body streamed to the visitor; closing it
 // releases the answer it belongs to.
 type answerStream struct {
+	f    *fastForwarder
 	resp *fasthttp.Response
+	uc   *upConn
 	body io.Reader
+	eof  bool
 }
 
-func (s *answerStream) Read(p []byte) (int, error) { return s.body.Read(p) }
+func (s *answerStream) Read(p []byte) (int, error) {
+	n, err := s.body.Read(p)
+	s.eof = s.eof || err == io.EOF
+	return n, err
+}
 
 func (s *answerStream) Close() error {
-	err := s.resp.CloseBodyStream()
-	fasthttp.ReleaseResponse(s.resp)
-	return err
+	s.f.finish(s.resp, s.uc, s.eof)
+	return nil
 }
