@@ -2,65 +2,25 @@ package node
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
-
-// The watch's answer follows the provider's health and the member list;
-// lost is closed while nobody is reachable and a fresh one opens when a
-// member answers again.
-func TestReachFollowsHealthAndMembers(t *testing.T) {
-	n, known := 0, false
-	w := newReachWatch(func() error { return nil }, func() (int, bool) { return n, known })
-	if !w.reachable() {
-		t.Fatal("before the first member list and any health error, calls must wait for the list, not fail")
-	}
-	known = true
-	if w.reachable() {
-		t.Fatal("an empty member list counts as reachable")
-	}
-	lost := w.lostCh()
-	select {
-	case <-lost:
-	default:
-		t.Fatal("lost is open with no member")
-	}
-	n = 2
-	if !w.reachable() {
-		t.Fatal("two members and a healthy provider: unreachable")
-	}
-	back := w.lostCh()
-	select {
-	case <-back:
-		t.Fatal("lost is still closed once members are back")
-	default:
-	}
-	w.onHealth(errors.New("monitor: no node answered"))
-	select {
-	case <-back:
-	default:
-		t.Fatal("the provider found no member, but lost stayed open")
-	}
-	w.onHealth(nil)
-	if !w.reachable() {
-		t.Fatal("healthy again, still unreachable")
-	}
-}
 
 // memberAt starts a member whose cluster health listener is addr and whose
 // peers are peers, on log l.
 func memberAt(t *testing.T, l persistence.Log, addr string, peers []string) *Node {
 	t.Helper()
 	n, err := Start(Config{Member: true, HealthAddr: addr, Peers: peers, StallLimit: -1,
-		Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
+		Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +44,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	l := memlog.New()
 	peers := []string{addr}
 	m := memberAt(t, l, addr, peers)
-	front, err := Start(Config{Peers: peers, StallLimit: -1, Deps: Deps{Sealer: sealer, Hash: hash,
+	front, err := Start(Config{Peers: peers, StallLimit: -1, Deps: grain.Deps{Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +67,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	var detected time.Duration
 	for {
 		_, err := front.Client.Join(ctx, id)
-		if IsCode(err, CodeClusterUnavailable) {
+		if protocol.IsCode(err, protocol.CodeClusterUnavailable) {
 			detected = time.Since(killed)
 			break
 		}
@@ -126,7 +86,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	} {
 		start := time.Now()
 		err := call.f()
-		if took := time.Since(start); !IsCode(err, CodeClusterUnavailable) || took > 500*time.Millisecond {
+		if took := time.Since(start); !protocol.IsCode(err, protocol.CodeClusterUnavailable) || took > 500*time.Millisecond {
 			t.Fatalf("%s with no member: %v after %v, want cluster_unavailable within 500 ms", call.name, err, took)
 		}
 	}
@@ -147,7 +107,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	m2 := memberAt(t, l, addr, peers)
 	restarted := time.Now()
 	defer m2.Kill()
-	var j *JoinResult
+	var j *protocol.JoinResult
 	for {
 		j, err = front.Client.Join(ctx, id)
 		if err == nil {

@@ -1,0 +1,85 @@
+package front
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/aditus-queue/aditus-queue/actors/membership"
+)
+
+// Config is what the front side of a node is built from.
+type Config struct {
+	// Timeout bounds one grain call, retries included.
+	Timeout time.Duration
+	Logger  *slog.Logger
+	// Members and Reach are the node's watches of the members.
+	Members *membership.MemberWatch
+	Reach   *membership.ReachWatch
+	// Opener opens the rooms' sealed keys; Unavailable (nil: none) counts
+	// the rooms whose keys it cannot open.
+	Opener      Opener
+	Unavailable prometheus.Gauge
+	// MaxPendingJoins bounds the joins of one room gathered while the
+	// room's batch is on its way (0: the default).
+	MaxPendingJoins int
+	// LogErr reports this member's log failure (nil, or always nil, on a
+	// front alone).
+	LogErr func() error
+}
+
+// Start starts the client of the grains on c, with its views and its
+// join batcher.
+func Start(sys *actor.ActorSystem, c *cluster.Cluster, cfg Config) (*Client, *Views) {
+	cl := &Client{cluster: c, timeout: cfg.Timeout, log: cfg.Logger, members: cfg.Members, reach: cfg.Reach, logErr: cfg.LogErr}
+	cl.views = newViews(sys, cl, cfg.Opener, cfg.Logger, cfg.Unavailable)
+	cl.joins = newBatcher(cl)
+	if cfg.MaxPendingJoins > 0 {
+		cl.joins.maxPending = cfg.MaxPendingJoins
+	}
+	return cl, cl.views
+}
+
+// JoinsPending reports the joins this node has gathered, in all rooms,
+// that are not on their way to a grain yet.
+func (c *Client) JoinsPending() int64 { return c.joins.pending.Load() }
+
+// JoinBatches reports the batches of joins this node has sent to grains.
+func (c *Client) JoinBatches() int64 { return c.joins.batches.Load() }
+
+// JoinsRefused reports the joins this node refused busy, because their
+// room's gathered joins were at the bound.
+func (c *Client) JoinsRefused() int64 { return c.joins.refused.Load() }
+
+// Front is what the HTTP side and the dashboard hold of a running node:
+// its grain client and views, and what the node tells of itself.
+type Front struct {
+	Client *Client
+	Views  *Views
+	Self
+}
+
+// Self is what a node tells of itself.
+type Self interface {
+	// ID is the node's cluster member id, unique per process start;
+	// Address its remote address (host:port).
+	ID() string
+	Address() string
+	// LogErr is the failure of this member's log, nil while it works;
+	// DamagedStreams counts the streams of its log found damaged.
+	LogErr() error
+	DamagedStreams() int
+}
+
+// JoinsPending, JoinBatches and JoinsRefused are the client's join
+// counters (Client.JoinsPending …).
+func (f *Front) JoinsPending() int64 { return f.Client.JoinsPending() }
+
+// JoinBatches reports the batches of joins this node has sent to grains.
+func (f *Front) JoinBatches() int64 { return f.Client.JoinBatches() }
+
+// JoinsRefused reports the joins this node refused busy.
+func (f *Front) JoinsRefused() int64 { return f.Client.JoinsRefused() }
