@@ -11,7 +11,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/aditus-queue/aditus-queue/actors/membership"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
@@ -25,8 +24,8 @@ type Client struct {
 	timeout time.Duration
 	log     *slog.Logger
 	views   *Views
-	members *membership.MemberWatch
-	reach   *membership.ReachWatch
+	members Members
+	reach   Reach
 	joins   *batcher
 	// logErr reports this member's log failure (always nil on a front
 	// alone).

@@ -7,8 +7,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/aditus-queue/aditus-queue/actors/membership"
 )
 
 // Config is what the front side of a node is built from.
@@ -17,8 +15,8 @@ type Config struct {
 	Timeout time.Duration
 	Logger  *slog.Logger
 	// Members and Reach are the node's watches of the members.
-	Members *membership.MemberWatch
-	Reach   *membership.ReachWatch
+	Members Members
+	Reach   Reach
 	// Opener opens the rooms' sealed keys; Unavailable (nil: none) counts
 	// the rooms whose keys it cannot open.
 	Opener      Opener
@@ -29,6 +27,33 @@ type Config struct {
 	// LogErr reports this member's log failure (nil, or always nil, on a
 	// front alone).
 	LogErr func() error
+}
+
+// Members is what the client needs to know of the cluster's members
+// (actors/membership's MemberWatch is one).
+type Members interface {
+	// Known is closed once the first member list has arrived.
+	Known() <-chan struct{}
+	// Await returns once the latest member list has reached the identity
+	// lookup.
+	Await()
+	// IsMember reports whether addr is a current member.
+	IsMember(addr string) bool
+	// Owner is the address of the member that places grain identity of
+	// kind, "" when none is known.
+	Owner(identity, kind string) string
+	// Watch's channel is closed when the member at addr leaves;
+	// WatchOwner's when grain identity's owner is no longer addr. Each
+	// comes with a release to call when the caller stops waiting.
+	Watch(addr string) (<-chan struct{}, func())
+	WatchOwner(identity, kind, addr string) (<-chan struct{}, func())
+}
+
+// Reach is what the client needs to know of whether any member can be
+// reached (actors/membership's ReachWatch is one).
+type Reach interface {
+	// LostCh is closed once no member is reachable.
+	LostCh() <-chan struct{}
 }
 
 // Start starts the client of the grains on c, with its views and its
