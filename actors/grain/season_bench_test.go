@@ -28,7 +28,7 @@ import (
 // disk in use, the index's memory and the Go heap, then reopens the log and
 // times a busy room's activation through the grain. Run it once:
 //
-//	go test -run XXX -bench Season -benchtime 1x ./actors/node
+//	go test -run XXX -bench Season -benchtime 1x ./actors/grain
 func BenchmarkSeason(b *testing.B) {
 	total := 10_000_000
 	if s := os.Getenv("AQ_SEASON_EVENTS"); s != "" {

@@ -1,6 +1,6 @@
 // Package instances is the cluster's view of its own nodes: every node,
 // member or front, reports itself every protocol.ReportInterval to the
-// registry grain (see actors/node's registryGrain for why a grain), and
+// registry grain (see actors/grain's registryGrain for why a grain), and
 // GET /api/admin/queue/instances lists the nodes that reported within
 // protocol.InstanceTTL.
 package instances
