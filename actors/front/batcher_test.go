@@ -3,6 +3,7 @@ package front_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -140,12 +141,7 @@ func (h *heldRoom) pending() int { return h.b.PendingIn(h.id) }
 // waitPending waits until k joins are gathered behind the held batch.
 func (h *heldRoom) waitPending(t *testing.T, k int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); h.pending() != k; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d joins gathered, want %d", h.pending(), k)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	nodetest.Eventually(t, 10*time.Second, fmt.Sprintf("%d joins gathered", k), func() bool { return h.pending() == k })
 }
 
 type joined struct {
@@ -365,22 +361,17 @@ func TestJoinsFailFastWhileTheLogIsDown(t *testing.T) {
 				t.Fatal("the view for status answers is gone")
 			}
 			l.mode.Store(0)
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				j, err := n.Client.Join(ctx, id)
-				if err == nil {
-					if j.Number <= last {
-						t.Fatalf("after recovery got number %d, want above %d", j.Number, last)
-					}
-					break
-				}
-				if !protocol.IsCode(err, protocol.CodeLogUnavailable) {
+			var j *protocol.JoinResult
+			nodetest.Eventually(t, 20*time.Second, "joins to resume after the log came back", func() bool {
+				var err error
+				j, err = n.Client.Join(ctx, id)
+				if err != nil && !protocol.IsCode(err, protocol.CodeLogUnavailable) {
 					t.Fatalf("join while recovering: %v", err)
 				}
-				if time.Now().After(deadline) {
-					t.Fatal("joins did not resume after the log came back")
-				}
-				time.Sleep(50 * time.Millisecond)
+				return err == nil
+			})
+			if j.Number <= last {
+				t.Fatalf("after recovery got number %d, want above %d", j.Number, last)
 			}
 		})
 	}

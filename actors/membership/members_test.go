@@ -17,9 +17,9 @@ import (
 // not its old one; once a list is settled, await costs nothing.
 func TestAwaitWaitsForThePublicationOfTheLatestList(t *testing.T) {
 	var calls atomic.Int32
-	turns := make(chan struct{}, 8)
+	turns, entered := make(chan struct{}, 8), make(chan struct{}, 8)
 	w := &MemberWatch{log: slog.New(slog.NewTextHandler(io.Discard, nil)), members: map[string]bool{}, known: make(chan struct{}),
-		settled: func() { calls.Add(1); <-turns },
+		settled: func() { calls.Add(1); entered <- struct{}{}; <-turns },
 		rdv:     cluster.NewRendezvous(), waiters: map[string]map[chan struct{}]struct{}{}, moves: map[chan struct{}]ownerWait{}}
 
 	w.Await() // no list yet: nothing to wait for
@@ -52,12 +52,13 @@ func TestAwaitWaitsForThePublicationOfTheLatestList(t *testing.T) {
 	}()
 	// Both the first list's settling (known) and await are in the member
 	// list's lock now: await cannot have returned.
-	deadline := time.Now().Add(10 * time.Second)
-	for calls.Load() < 2 {
-		if time.Now().After(deadline) {
+	timeout := time.After(10 * time.Second)
+	for range 2 {
+		select {
+		case <-entered:
+		case <-timeout:
 			t.Fatalf("await did not ask the member list: %d calls", calls.Load())
 		}
-		time.Sleep(time.Millisecond)
 	}
 	select {
 	case <-awaited:

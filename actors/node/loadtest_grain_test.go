@@ -84,7 +84,12 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Stopped once it has run a second, so that the stop ends a run in
+	// progress.
+	eventually(t, 10*time.Second, "the second run's first second", func() bool {
+		r, err := n.Client.LoadTest(ctx, run.ID, 0)
+		return err == nil && len(r.Series) > 0
+	})
 	stopped, err := n.Client.LoadTestStop(ctx, run.ID)
 	if err != nil || stopped.State != loadtest.StateStopped {
 		t.Fatalf("stop: %+v %v", stopped, err)

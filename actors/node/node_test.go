@@ -154,13 +154,8 @@ func TestUnavailableLogAnswersUnavailable(t *testing.T) {
 		t.Fatal("joins never failed while the log was down")
 	}
 	l.SetDown(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := n.Client.Join(ctx, cr.View.ID); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("joins did not resume after the log came back: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, "joins to resume after the log came back", func() bool {
+		_, err := n.Client.Join(ctx, cr.View.ID)
+		return err == nil
+	})
 }

@@ -51,6 +51,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	}
 	defer front.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	deadline, _ := ctx.Deadline()
 	defer cancel()
 	cr, err := front.Client.Create(ctx, room.Config{Slug: "alone", Name: "Alone", RatePerMinute: 6000, Active: true}, "admin")
 	if err != nil {
@@ -94,12 +95,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	if err != nil || !ok || r.View.ID != id {
 		t.Fatalf("the room's view with no member: %v %v %v", r, ok, err)
 	}
-	for !front.Views.Stale(id) {
-		if time.Since(killed) > 30*time.Second {
-			t.Fatal("the room's view is not stale 30 s after its last member ended")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually(t, 30*time.Second, "the room's view to be stale after its last member ended", func() bool { return front.Views.Stale(id) })
 
 	// The member comes back (a new process would have a new identity; so
 	// has this new actor system), on the same address and log.
@@ -108,24 +104,13 @@ func TestFrontWithoutMembers(t *testing.T) {
 	restarted := time.Now()
 	defer m2.Kill()
 	var j *protocol.JoinResult
-	for {
+	eventually(t, time.Until(deadline), "a join through the front after the member came back", func() bool {
 		j, err = front.Client.Join(ctx, id)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no join through the front after the member came back: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil
+	})
 	t.Logf("first join %v after the member started again", time.Since(restarted).Round(time.Millisecond))
 	if j.Number <= first.Number {
 		t.Fatalf("number %d after the member came back, not above %d", j.Number, first.Number)
 	}
-	for front.Views.Stale(id) {
-		if ctx.Err() != nil {
-			t.Fatal("the room's view stays stale after the member came back")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually(t, time.Until(deadline), "the room's view to be fresh after the member came back", func() bool { return !front.Views.Stale(id) })
 }
