@@ -329,16 +329,9 @@ func (n *Node) LogErr() error { return n.logs.Err() }
 // Stop leaves the cluster: the others take the member's rooms over first
 // (handover.go), then grains write their final checkpoints.
 func (n *Node) Stop(ctx context.Context) {
-	n.stall.Close()
-	n.logs.Close()
-	n.stopLoadTests()
-	n.partition.Close()
-	n.witness.Close()
-	n.caps.Stop()
+	n.stopWatches()
 	n.leave(ctx)
-	n.reach.Close()
-	n.Views.Stop()
-	n.members.Stop()
+	n.stopClient()
 	done := make(chan struct{})
 	go func() {
 		membership.Shutdown(n.cluster, n.cfg.Member, true)
@@ -353,17 +346,28 @@ func (n *Node) Stop(ctx context.Context) {
 	}
 }
 
-// Kill drops the node without a graceful hand-over (tests of fail-over).
-func (n *Node) Kill() {
+// stopWatches stops the watches that fail the node, the load tests' keeper
+// and the features' watch: what runs beside the grains.
+func (n *Node) stopWatches() {
 	n.stall.Close()
 	n.logs.Close()
 	n.stopLoadTests()
 	n.partition.Close()
 	n.witness.Close()
 	n.caps.Stop()
+}
+
+// stopClient stops what the front calls grains with.
+func (n *Node) stopClient() {
 	n.reach.Close()
 	n.Views.Stop()
 	n.members.Stop()
+}
+
+// Kill drops the node without a graceful hand-over (tests of fail-over).
+func (n *Node) Kill() {
+	n.stopWatches()
+	n.stopClient()
 	membership.Shutdown(n.cluster, n.cfg.Member, false)
 	if n.cfg.Member {
 		// As a dead process would: no more health answers, on open
