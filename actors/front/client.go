@@ -57,7 +57,7 @@ func (c *Client) call(ctx context.Context, identity, kind, op string, req, out a
 		deadline = time.Now().Add(c.timeout)
 	}
 	// One command id for every attempt: a write retried after a late
-	// answer is applied once (room_once.go).
+	// answer is applied once (actors/grain, room_once.go).
 	msg := &wire.Request{Op: op, Body: body, Id: protocol.CommandID(kind, op)}
 	backoff := 20 * time.Millisecond
 	for attempt := 0; ; attempt++ {

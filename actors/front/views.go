@@ -312,6 +312,7 @@ func (v *Views) syncLoop() {
 	}
 }
 
+// Stop ends the views' sync loop and their push receiver.
 func (v *Views) Stop() {
 	v.stopOnce.Do(func() {
 		close(v.done)

@@ -47,6 +47,6 @@ type Deps struct {
 	// (a node alone, tests).
 	Older func(features []string) []string
 	// Leaving reports that the member is handing its rooms over
-	// (handover.go): it activates no room any more; nil never leaves.
+	// (actors/node, handover.go): it activates no room any more; nil never leaves.
 	Leaving func() bool
 }

@@ -33,7 +33,7 @@ import (
 // the log. The first write that succeeds brings joins back.
 
 const (
-	// maxBatch bounds one batch; a front never sends more (batcher.go).
+	// maxBatch bounds one batch; a front never sends more (actors/front, batcher.go).
 	maxBatch = 4096
 	// blockWait is how long a batch may wait for a reservation before the
 	// log counts as down.

@@ -21,7 +21,7 @@ import (
 // majority for longer than a grace period gives up, so that it is restarted
 // and joins again under a new identity once the network lets it. The
 // majority side keeps serving: it still sees a majority. Grains the cut-off
-// member held are activated on the majority side; fencing (journal.go)
+// member held are activated on the majority side; fencing (actors/grain, journal.go)
 // keeps the numbers unique meanwhile.
 //
 // A member cut off from everything, itself included, keeps its last member

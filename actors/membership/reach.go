@@ -9,7 +9,7 @@ import (
 // cluster answers (all of them stopped, or this node cut off from them),
 // every grain call would wait out its timeout: protoactor keeps the last
 // member list (the provider publishes none while no health check answers)
-// and sends requests to members that are gone. reachWatch follows whether
+// and sends requests to members that are gone. ReachWatch follows whether
 // any member can be reached, and calls fail at once with
 // ErrClusterUnavailable while none can; calls already waiting end as soon
 // as that is known. Once a member answers again, it is used at once: the
@@ -98,7 +98,7 @@ func (w *ReachWatch) Reachable() bool {
 	n, known := w.count()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	// Before the first member list, calls wait for it (client.go) unless
+	// Before the first member list, calls wait for it (actors/front, client.go) unless
 	// the provider has found nobody.
 	ok := w.healthy && (n > 0 || !known)
 	switch {

@@ -2,7 +2,7 @@ package membership
 
 import "github.com/asynkron/protoactor-go/cluster"
 
-// shutdownCluster leaves the cluster. A member hands its grains over
+// Shutdown leaves the cluster. A member hands its grains over
 // (graceful) or drops them. A client (a front node) has nothing to hand
 // over, and protoactor's Cluster.Shutdown cannot stop one: it first tells
 // the gossip that the node left, through a gossiper that only StartMember

@@ -77,16 +77,16 @@ const (
 	CodeMaintenance = "maintenance"
 	CodeInternal    = "internal"
 	// CodeLogUnavailable: the room's log cannot be written; answered at
-	// once, not after the call timeout (joinbatch.go).
+	// once, not after the call timeout (actors/grain, joinbatch.go).
 	CodeLogUnavailable = "log_unavailable"
 	// CodeClusterUnavailable: this node reaches no member of the cluster;
-	// answered at once (reach.go).
+	// answered at once (actors/membership, reach.go).
 	CodeClusterUnavailable = "cluster_unavailable"
 	// CodeRoomUnavailable: this node cannot open the room's keys (its
 	// master key differs from the members'), so it serves the room not at
-	// all rather than with empty keys (roomkeys.go); or the room's stored
+	// all rather than with empty keys (actors/front, roomkeys.go); or the room's stored
 	// history is damaged, and it is not served rather than rebuilt from
-	// what is left (damaged.go).
+	// what is left (actors/grain, damaged.go).
 	CodeRoomUnavailable = "room_unavailable"
 	// CodeBusy: a bound on work waiting for the room is reached (the
 	// room's write queue, or the joins a front gathers for one room);
@@ -254,7 +254,7 @@ type Instance struct {
 
 	// Commit, GoVersion and LogFormats say what the binary is (package
 	// release); Features are the event features it announces
-	// (capabilities.go): none from a release before 0.5.0.
+	// (actors/grain, capabilities.go): none from a release before 0.5.0.
 	Commit     string           `json:"commit,omitempty"`
 	GoVersion  string           `json:"goVersion,omitempty"`
 	LogFormats []release.Format `json:"logFormats,omitempty"`
