@@ -1,3 +1,9 @@
+// Package front is what every node runs to call the grains: the client
+// with its retries, the join batcher and its circuit breaker, the cache of
+// room views the fronts answer from, the lookups of unknown room names, and
+// the capacity, dashboard and load-test clients. It knows the grains only
+// by what actors/protocol says of them; transport/ and dashboard/ reach the
+// cluster through it alone (actors/sides_test.go).
 package front
 
 import (

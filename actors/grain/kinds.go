@@ -1,3 +1,7 @@
+// Package grain is what a member runs: the room, capacity, load-test,
+// directory and registry grains, the journal that fences their streams
+// and the write pipeline, snapshots, restore and the handling of damaged
+// streams. It never calls the front's side (actors/sides_test.go).
 package grain
 
 import (

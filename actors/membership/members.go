@@ -1,3 +1,7 @@
+// Package membership keeps a node in the cluster: the watch of the member
+// list, of whether any member can be reached, of partitions, of stalls and
+// of the log's failure, the log as witness, and the cluster's shutdown. It
+// knows neither the rooms' rules nor HTTP (actors/sides_test.go).
 package membership
 
 import (

@@ -1,6 +1,7 @@
-// Package node runs this process's part of the protoactor-go cluster: the
-// room and directory grains on members (role actor), the view cache and
-// grain client on front nodes (role front), or both.
+// Package node runs this process's part of the protoactor-go cluster: it
+// assembles the front's side (actors/front) on every node, the grains
+// (actors/grain) on members (role actor), and the watches that keep the
+// node in the cluster (actors/membership).
 package node
 
 import (

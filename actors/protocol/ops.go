@@ -1,3 +1,7 @@
+// Package protocol is what the front and the grains say to each other:
+// grain kinds and identities, operation names (and which write, which are
+// administrative), request and answer bodies, error codes and the errors
+// answered with them. Both sides import it; it imports neither.
 package protocol
 
 import (
