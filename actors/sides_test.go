@@ -39,6 +39,11 @@ var (
 	}
 )
 
+// helpers are test helpers that start a whole node for the tests of the
+// packages they sit in; they are left out of the rules, and only tests may
+// import them.
+var helpers = map[string]bool{"transport/api/apitest": true}
+
 // listed is what go list tells of one package.
 type listed struct {
 	ImportPath string
@@ -48,15 +53,19 @@ type listed struct {
 }
 
 // TestSidesKeepTheirImports fails when a package's own code (its tests
-// aside) depends on a side it must not. Packages named …test are test
-// helpers that start a whole node, and are left out.
+// aside) depends on a side it must not, or on a test helper.
 func TestSidesKeepTheirImports(t *testing.T) {
 	pkgs := listModule(t)
 	checked := 0
 	for _, p := range pkgs {
 		rel, ok := strings.CutPrefix(p.ImportPath, module)
-		if !ok || strings.HasSuffix(p.Name, "test") {
+		if !ok || helpers[rel] {
 			continue
+		}
+		for _, d := range p.Imports {
+			if h, ok := strings.CutPrefix(d, module); ok && helpers[h] {
+				t.Errorf("%s imports the test helper %s outside its tests", rel, h)
+			}
 		}
 		for _, r := range rules {
 			if !under(rel, r.pkgs) {
