@@ -399,15 +399,7 @@ func comparePush(ctx context.Context, client *http.Client, queue *load.Target, f
 	pc := cfg.Push
 	pc.BaseRate = max(cfg.RoomRate, 1)
 	pc.OnRound = nil
-	var floorMem, realMemReader load.MemoryReader
-	if _, _, err := realMem.Memory(ctx, false); err != nil {
-		fmt.Fprintf(cfg.Stderr, "warning: no memory per socket: %v\n", err)
-	} else {
-		// Collect garbage on the floor only when the real server can be
-		// made to collect as well, so both readings are alike.
-		fl.gc = cfg.PprofURL != ""
-		floorMem, realMemReader = fl, realMem
-	}
+	floorMem, realMemReader := pushMemory(ctx, fl, realMem, cfg)
 
 	type side struct {
 		name    Side
@@ -456,6 +448,20 @@ func comparePush(ctx context.Context, client *http.Client, queue *load.Target, f
 		return p, fmt.Errorf("run interrupted: %w", err)
 	}
 	return p, nil
+}
+
+// pushMemory returns the memory readers of the floor and the real side: both
+// when the real server's memory can be read, neither (with a warning)
+// otherwise, so the two readings are always alike.
+func pushMemory(ctx context.Context, fl *Remote, realMem load.MetricsMemory, cfg Config) (floorMem, realReader load.MemoryReader) {
+	if _, _, err := realMem.Memory(ctx, false); err != nil {
+		fmt.Fprintf(cfg.Stderr, "warning: no memory per socket: %v\n", err)
+		return nil, nil
+	}
+	// Collect garbage on the floor only when the real server can be made
+	// to collect as well, so both readings are alike.
+	fl.gc = cfg.PprofURL != ""
+	return fl, realMem
 }
 
 var (
