@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
+	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
 )
 
 // principal is who makes an admin call: the operator (admin token) or a
@@ -85,7 +85,7 @@ func authError(c echo.Context, err error) error {
 	var lim *adminauth.Limited
 	switch {
 	case errors.As(err, &lim):
-		c.Response().Header().Set("Retry-After", strconv.Itoa(adminauth.RetrySeconds(lim.RetryAfter)))
+		c.Response().Header().Set("Retry-After", ratelimit.RetryAfter(lim.RetryAfter))
 		return errTooManyFailures
 	case errors.Is(err, adminauth.ErrBusy):
 		return node.ErrUnavailable
