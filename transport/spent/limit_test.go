@@ -7,12 +7,13 @@ import (
 )
 
 func TestLimit(t *testing.T) {
-	for _, tc := range []struct {
+	type limitCase struct {
 		name      string
 		perSecond int
 		life      time.Duration
 		want      int
-	}{
+	}
+	for _, tc := range []limitCase{
 		{"nothing to remember", 0, 300 * time.Second, 1},
 		{"negative rate", -5, 300 * time.Second, 1},
 		{"no life", 100, 0, 1},
