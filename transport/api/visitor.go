@@ -167,11 +167,7 @@ type powSolution struct {
 }
 
 func (s *Server) handleJoin(c echo.Context) error {
-	var body joinBody
-	if err := bind(c, &body); err != nil {
-		return err
-	}
-	r, err := s.room(c)
+	body, r, err := bindRoom[joinBody](s, c)
 	if err != nil {
 		return err
 	}
@@ -307,11 +303,7 @@ func (s *Server) grantOf(r *node.Room, t *node.TokenResult) grant {
 }
 
 func (s *Server) handleToken(c echo.Context) error {
-	var body tokenBody
-	if err := bind(c, &body); err != nil {
-		return err
-	}
-	r, err := s.room(c)
+	body, r, err := bindRoom[tokenBody](s, c)
 	if err != nil {
 		return err
 	}
@@ -365,11 +357,7 @@ func (s *Server) handleVerify(c echo.Context) error {
 // handleHeartbeat records presence for abandon detection. While detection
 // is off it is accepted silently, as the seed promises.
 func (s *Server) handleHeartbeat(c echo.Context) error {
-	var body tokenBody
-	if err := bind(c, &body); err != nil {
-		return err
-	}
-	r, err := s.room(c)
+	body, r, err := bindRoom[tokenBody](s, c)
 	if err != nil {
 		return err
 	}
