@@ -258,23 +258,16 @@ func printRatio(w io.Writer, p floor.Pair) {
 		p.Profile, p.ThroughputRatio(), p.Real.Achieved(), p.Floor.Achieved(), p.LatencyRatio(0.5), p.LatencyRatio(0.99), max(len(p.Rounds), 1))
 	for i, r := range p.Rounds {
 		fmt.Fprintf(w, "  round %d: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s\n", i+1, r.Real.Achieved(), r.Floor.Achieved(),
-			floorRatio(r.Real.Achieved(), r.Floor.Achieved()), load.FormatDuration(r.Real.Latency.Quantile(0.99)), load.FormatDuration(r.Floor.Latency.Quantile(0.99)))
+			floor.Ratio(r.Real.Achieved(), r.Floor.Achieved()), load.FormatDuration(r.Real.Latency.Quantile(0.99)), load.FormatDuration(r.Floor.Latency.Quantile(0.99)))
 		if r.WrkFloor != nil && r.WrkReal != nil {
 			fmt.Fprintf(w, "  round %d, wrk: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s, errors %d vs %d\n", i+1, r.WrkReal.Rate, r.WrkFloor.Rate,
-				floorRatio(r.WrkReal.Rate, r.WrkFloor.Rate), load.FormatDuration(r.WrkReal.P99), load.FormatDuration(r.WrkFloor.P99), r.WrkReal.Errors, r.WrkFloor.Errors)
+				floor.Ratio(r.WrkReal.Rate, r.WrkFloor.Rate), load.FormatDuration(r.WrkReal.P99), load.FormatDuration(r.WrkFloor.P99), r.WrkReal.Errors, r.WrkFloor.Errors)
 		}
 	}
 	if p.HasWrk() {
 		fmt.Fprintf(w, "ratio real/floor, %s, wrk: throughput %.2f×, p99 %.2f×\n", p.Profile, p.WrkThroughputRatio(), p.WrkP99Ratio())
 		fmt.Fprintf(w, "load client / wrk, %s: floor %.2f×, real %.2f× (median of the rounds' rates)\n", p.Profile, p.ClientRatio(floor.SideFloor), p.ClientRatio(floor.SideReal))
 	}
-}
-
-func floorRatio(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
 }
 
 // record turns one compared profile into its history record: the real

@@ -100,8 +100,8 @@ func printProxyTargets(w io.Writer, ts []floor.ProxyTarget) {
 	for _, t := range ts {
 		fmt.Fprintf(w, "%-10s %9.0f req/s  p99 %6.2f ms  CPU %5.1f µs/request  ×%.2f req/s  ×%.2f p99  ×%.2f CPU\n",
 			t.Name, t.MedianRate(), ms(t.MedianP99()), us(t.MedianCPU()),
-			floorRatio(t.MedianRate(), base.MedianRate()), floorRatio(float64(t.MedianP99()), float64(base.MedianP99())),
-			floorRatio(float64(t.MedianCPU()), float64(base.MedianCPU())))
+			floor.Ratio(t.MedianRate(), base.MedianRate()), floor.Ratio(float64(t.MedianP99()), float64(base.MedianP99())),
+			floor.Ratio(float64(t.MedianCPU()), float64(base.MedianCPU())))
 	}
 }
 
