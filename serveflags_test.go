@@ -17,7 +17,9 @@ func TestServeFlagTwins(t *testing.T) {
 		check   func(*serveConfig) bool
 		wantErr string
 	}{
-		{"default", nil, nil, func(c *serveConfig) bool { return c.KafkaPartitions == 8 && c.Addr == ":8080" && !c.AllowPrivateHealthURLs }, ""},
+		{"default", nil, nil, func(c *serveConfig) bool {
+			return c.KafkaPartitions == 8 && c.Addr == ":8080" && !c.AllowPrivateHealthURLs
+		}, ""},
 		{"twin replaces default", nil, map[string]string{"AQ_KAFKA_PARTITIONS": " 3 ", "AQ_ADDR": ":1"}, func(c *serveConfig) bool { return c.KafkaPartitions == 3 && c.Addr == ":1" }, ""},
 		{"flag wins", []string{"--kafka-partitions", "5"}, map[string]string{"AQ_KAFKA_PARTITIONS": "3"}, func(c *serveConfig) bool { return c.KafkaPartitions == 5 }, ""},
 		{"boolean twin", nil, map[string]string{"AQ_ALLOW_PRIVATE_HEALTH_URLS": "TRUE"}, func(c *serveConfig) bool { return c.AllowPrivateHealthURLs }, ""},
