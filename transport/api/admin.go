@@ -297,21 +297,11 @@ func (s *Server) handleKeyCreate(c echo.Context) error {
 }
 
 func (s *Server) handleKeyList(c echo.Context) error {
-	var keys []node.KeyInfo
-	if err := s.adminCall(c, node.OpKeyList, nil, 0, &keys); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"keys": keys})
+	return adminList[node.KeyInfo](s, c, node.OpKeyList, "keys")
 }
 
 func (s *Server) handleKeyDelete(c echo.Context) error {
-	if err := s.adminCall(c, node.OpKeyRemove, func(r *node.AdminRequest) error {
-		r.ID = c.Param("keyId")
-		return nil
-	}, 0, nil); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return s.adminRemove(c, node.OpKeyRemove, "keyId")
 }
 
 func (s *Server) handleCodeCreate(c echo.Context) error {
@@ -330,11 +320,7 @@ func (s *Server) handleCodeCreate(c echo.Context) error {
 }
 
 func (s *Server) handleCodeList(c echo.Context) error {
-	var codes []node.CodeInfo
-	if err := s.adminCall(c, node.OpCodeList, nil, 0, &codes); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"codes": codes})
+	return adminList[node.CodeInfo](s, c, node.OpCodeList, "codes")
 }
 
 func (s *Server) handleCodeUpdate(c echo.Context) error {
@@ -354,8 +340,23 @@ func (s *Server) handleCodeUpdate(c echo.Context) error {
 }
 
 func (s *Server) handleCodeDelete(c echo.Context) error {
-	if err := s.adminCall(c, node.OpCodeRemove, func(r *node.AdminRequest) error {
-		r.ID = c.Param("codeId")
+	return s.adminRemove(c, node.OpCodeRemove, "codeId")
+}
+
+// adminList answers the :id room's list op as {name: [...]}.
+func adminList[T any](s *Server, c echo.Context, op, name string) error {
+	var items []T
+	if err := s.adminCall(c, op, nil, 0, &items); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{name: items})
+}
+
+// adminRemove runs the removal op on the item the path's param names, and
+// answers 204.
+func (s *Server) adminRemove(c echo.Context, op, param string) error {
+	if err := s.adminCall(c, op, func(r *node.AdminRequest) error {
+		r.ID = c.Param(param)
 		return nil
 	}, 0, nil); err != nil {
 		return err
