@@ -72,14 +72,10 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f floorFlags
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	f.define(fs)
-	fs.Usage = usageFunc(fs, floorSynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
+	if code, done := parse(fs, floorSynopsis, args, stdout, stderr); done {
 		return code
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "aditus-queue bench floor: %v\n", err)
-		return code
-	}
+	fail := failure(stderr, "floor")
 	base, cfg, err := f.config()
 	if err != nil {
 		return fail(ExitUsage, err)
@@ -356,8 +352,7 @@ func floorServerCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	fs := flag.NewFlagSet("floor-server", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	lifetime := fs.Duration("lifetime", 2*load.MaxDuration, "end after this long even if standard input stays open")
-	fs.Usage = usageFunc(fs, floorServerSynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
+	if code, done := parse(fs, floorServerSynopsis, args, stdout, stderr); done {
 		return code
 	}
 	if err := floor.ServeChild(ctx, *addr, os.Stdin, stdout, *lifetime); err != nil {

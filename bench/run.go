@@ -68,14 +68,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	f.define(fs)
-	fs.Usage = usageFunc(fs, runSynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
+	if code, done := parse(fs, runSynopsis, args, stdout, stderr); done {
 		return code
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "aditus-queue bench run: %v\n", err)
-		return code
-	}
+	fail := failure(stderr, "run")
 
 	profile, base, token, err := f.check()
 	if err != nil {
