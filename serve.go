@@ -248,7 +248,7 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL,
+	reporter := instances.Start(instances.Config{Node: n.Front, Roles: c.roles(), PublicURL: c.PublicURL,
 		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
 	visitor, ops := b.ls.get("visitor"), b.ls.get("ops")
@@ -287,7 +287,7 @@ func visitorSide(b *bootstrap, c *serveConfig, adminHash []byte, auth *adminauth
 		return nil, nil, nil, fmt.Errorf("console: %w", err)
 	}
 	liveHub := live.New(live.Config{Client: n.Client, Auth: auth, Logger: logger})
-	srv := api.New(api.Config{Node: n, PublicURL: b.publicURL, AdminTokenHash: adminHash,
+	srv := api.New(api.Config{Node: n.Front, PublicURL: b.publicURL, AdminTokenHash: adminHash,
 		Hash: seal.HashSecret, Logger: logger, Registry: b.reg, Clients: clients, Auth: auth,
 		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
@@ -62,7 +62,7 @@ func serveFlagRows(c *serveConfig, raw *rawServeFlags) []flagRow {
 		intFlag(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send"),
 		intFlag(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds"),
 		intFlag(&c.MaxPageSockets, "max-page-sockets", ws.DefaultPerNode, "most waiting-page WebSockets this node holds; beyond it pages poll (each socket is an open file)"),
-		intFlag(&c.RoomWriteQueue, "room-write-queue", node.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy"),
+		intFlag(&c.RoomWriteQueue, "room-write-queue", grain.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy"),
 		boolFlag(&c.AllowPrivateHealthURLs, "allow-private-health-urls", false, "let autoRate health URLs reach loopback, private and link-local addresses"),
 		strFlag(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)"),
 		strFlag(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config"),
