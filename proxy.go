@@ -134,7 +134,7 @@ func startProxy(b *bootstrap, c *serveConfig) error {
 	n := b.node
 	h, err := proxy.New(cfg, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: b.sealer}, Logger: b.logger,
 		RateRooms: proxy.ClusterRateRooms{Views: n.Views}, PublicURL: b.publicURL,
-		Forwarding: fw, UpstreamTimeout: c.ProxyUpstreamTimeout})
+		Forwarding: fw, UpstreamTimeout: c.ProxyUpstreamTimeout, Node: n.Address()})
 	if err != nil {
 		return err
 	}

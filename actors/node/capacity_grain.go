@@ -56,12 +56,14 @@ type CapacityRequest struct {
 	// proof-of-work challenge since its last batch (touch): arrivals the
 	// automatic proof of work counts.
 	Challenged uint64 `json:"challenged,omitempty"`
-}
-
-// CapacityTouchAnswer is the answer to a renewal batch.
-type CapacityTouchAnswer struct {
-	// Pow is the proof of work new arrivals must solve now, in bits.
-	Pow int `json:"pow,omitempty"`
+	// Host and Name are the room as the proxy's file names it; Report
+	// the proxy node's figures (touch).
+	Host   string               `json:"host,omitempty"`
+	Name   string               `json:"name,omitempty"`
+	Report *capacity.NodeReport `json:"report,omitempty"`
+	// Adjust is an operator's change, and Actor who makes it (adjust).
+	Adjust *capacity.Adjust `json:"adjust,omitempty"`
+	Actor  string           `json:"actor,omitempty"`
 }
 
 // capacityGrain holds one capacity room. Its writes (arrivals, admissions,
@@ -79,6 +81,8 @@ type capacityGrain struct {
 	failed error
 	since  int
 	pow    capacity.PowCounter
+	// nodes are the proxy nodes reporting the room (soft state).
+	nodes capacity.Nodes
 }
 
 func newCapacityGrain(d *Deps) actor.Actor { return &capacityGrain{deps: d} }
@@ -142,11 +146,6 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 	switch req.Op {
 	case opCapCheck:
 		g.answerCheck(ctx, r, now)
-	case opCapTouch:
-		g.t.Touch(r.IDs, now)
-		g.pow.Arrived(r.Challenged)
-		g.decidePow(now)
-		ctx.Respond(okResponse(CapacityTouchAnswer{Pow: g.t.PowBits()}))
 	case opCapRelease:
 		if err := g.write(g.t.Release(r.ID, now)); err != nil {
 			ctx.Respond(errResponse(err))
@@ -156,7 +155,9 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 	case opCapKey:
 		g.answerKey(ctx, now)
 	default:
-		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
+		if !g.handleRuntime(ctx, req.Op, r, now) {
+			ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "unknown operation " + req.Op})
+		}
 	}
 }
 
@@ -171,7 +172,7 @@ func (g *capacityGrain) answerCheck(ctx actor.Context, r CapacityRequest, now in
 		ctx.Respond(&wire.Response{Code: CodeInvalid, Message: "visitor id missing"})
 		return
 	}
-	if err := g.write(g.t.Configure(r.Settings, now)); err != nil {
+	if err := g.write(g.t.Configure(r.Settings, r.Host, r.Name, now)); err != nil {
 		ctx.Respond(errResponse(err))
 		return
 	}
@@ -187,6 +188,7 @@ func (g *capacityGrain) answerCheck(ctx actor.Context, r CapacityRequest, now in
 	if r.First && !st.Admitted && st.Position == 0 {
 		st = g.t.Estimate()
 		st.Arrived = now
+		g.t.Provisional(now)
 	}
 	ctx.Respond(okResponse(st))
 }
