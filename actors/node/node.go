@@ -264,6 +264,7 @@ func (n *Node) kinds() []*cluster.Kind {
 		cluster.NewKind(KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
 		cluster.NewKind(KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
 		cluster.NewKind(KindRegistry, actor.PropsFromProducer(func() actor.Actor { return newRegistryGrain(d) })),
+		cluster.NewKind(KindCapacityIndex, actor.PropsFromProducer(func() actor.Actor { return newCapacityIndex(d) })),
 	}
 }
 

@@ -66,6 +66,7 @@ type Handler struct {
 	hosts map[string][]*route
 	gates []*gate
 	front *front
+	store Store
 	log   *slog.Logger
 	stop  chan struct{}
 	wg    sync.WaitGroup
@@ -115,7 +116,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{hosts: map[string][]*route{}, front: fr, log: o.Logger, stop: make(chan struct{})}
+	h := &Handler{hosts: map[string][]*route{}, front: fr, store: o.Store, log: o.Logger, stop: make(chan struct{})}
 	gates := map[string]*gate{}
 	for name, host := range cfg.Hosts {
 		for _, loc := range host.Locations {
@@ -179,7 +180,7 @@ func (h *Handler) flushLoop() {
 	defer h.wg.Done()
 	t := time.NewTicker(flushInterval)
 	defer t.Stop()
-	for {
+	for ticks := 0; ; ticks++ {
 		select {
 		case <-h.stop:
 			for _, g := range h.gates {
@@ -190,6 +191,7 @@ func (h *Handler) flushLoop() {
 			for _, g := range h.gates {
 				g.flush(context.Background())
 			}
+			h.announce(ticks)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -70,4 +71,33 @@ func (h *Handler) RuntimeVersion(host, name string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Announcer is a Store that lists this node's capacity rooms for the
+// console (ClusterStore: the cluster's index of capacity rooms).
+type Announcer interface {
+	Announce(ctx context.Context, rooms []node.CapacityRoom) error
+}
+
+// Announce implements Announcer.
+func (s ClusterStore) Announce(ctx context.Context, rooms []node.CapacityRoom) error {
+	return s.Client.CapacityAnnounce(ctx, rooms)
+}
+
+// announce tells the store this node's capacity rooms, every
+// node.AnnounceInterval (ticks counts the flushes).
+func (h *Handler) announce(ticks int) {
+	a, ok := h.store.(Announcer)
+	if !ok || len(h.gates) == 0 || ticks%int(node.AnnounceInterval/flushInterval) != 0 {
+		return
+	}
+	rooms := make([]node.CapacityRoom, 0, len(h.gates))
+	for _, g := range h.gates {
+		rooms = append(rooms, node.CapacityRoom{ID: g.id, Host: g.room.Host, Name: g.room.Name})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := a.Announce(ctx, rooms); err != nil {
+		h.log.Warn("capacity rooms not announced to the console's list", "error", err)
+	}
 }
