@@ -77,7 +77,8 @@ function settingsForm(onSave, reread) {
     }
     const bpm = Number(inp.budgetPerMinute.value);
     const burst = Number(inp.budgetBurst.value);
-    if (bpm !== s.addressBudget?.perMinute || burst !== s.addressBudget?.burst) change.addressBudget = { perMinute: bpm, burst };
+    const budgetGiven = inp.budgetPerMinute.value !== '' && inp.budgetBurst.value !== '';
+    if (budgetGiven && (bpm !== s.addressBudget?.perMinute || burst !== s.addressBudget?.burst)) change.addressBudget = { perMinute: bpm, burst };
     msg.className = '';
     setText(msg, t('cap_saving'));
     try {
