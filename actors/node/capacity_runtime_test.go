@@ -1,11 +1,13 @@
 package node
 
 import (
+	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 )
 
 // A runtime change is in the room's log: a member started on the same log
@@ -77,5 +79,54 @@ func TestCapacityIndexBounded(t *testing.T) {
 	}
 	if len(l2.Rooms) != MaxCapacityRooms || l2.Refused != 4 {
 		t.Fatalf("%d rooms listed, %d refused; want %d and 4", len(l2.Rooms), l2.Refused, MaxCapacityRooms)
+	}
+}
+
+// Restoring yesterday's backup: the room comes back with the runtime
+// values of the backup's moment (not the file's, not the later change),
+// and still marks what differs from the file.
+func TestCapacityRuntimeOfTheBackup(t *testing.T) {
+	ctx, _, id, s := capacityShop(t, 1)
+	live, backup := t.TempDir(), t.TempDir()
+	adjust := func(dir string, active int, version int64) {
+		t.Helper()
+		l, err := filelog.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := startNode(t, l)
+		if _, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Client.CapacityAdjust(ctx, id, capacity.Adjust{Version: version, Active: &active}, "admin"); err != nil {
+			t.Fatal(err)
+		}
+		n.Stop(ctx)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adjust(live, 3, 0)
+	if err := os.CopyFS(backup, os.DirFS(live)); err != nil { // the backup, taken then
+		t.Fatal(err)
+	}
+	adjust(live, 5, 1) // a change after the backup
+	l, err := filelog.Open(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	if _, err := HoldRestoredCapacity(ctx, l, []string{id}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, l)
+	defer n.Stop(ctx)
+	a, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"})
+	if err != nil || a.Settings.Active != 3 || a.Version != 1 {
+		t.Fatalf("after the restore: %+v %v, want active 3 at version 1 (the backup's)", a, err)
+	}
+	st, err := n.Client.CapacityState(ctx, id)
+	if err != nil || !slices.Equal(st.Differs, []string{"active"}) || st.File.Active != 1 || len(st.Audit) != 1 {
+		t.Fatalf("after the restore: %+v %v", st, err)
 	}
 }
