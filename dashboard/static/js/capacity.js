@@ -37,8 +37,53 @@ function field(id, label, input, file) {
     h('span', { class: 'hint', id: `${id}-file` }, file));
 }
 
-// settingsForm is the form of the runtime settings; fill() shows a state
-// (unless the operator is typing), onSave gets the change.
+// changeOf is the change the form's inputs make to state: every field
+// the form shows, the proof of work and the budget only when changed.
+function changeOf(inp, state) {
+  const s = state.settings;
+  const change = { version: state.runtime.version, active: Number(inp.active.value), paused: inp.paused.checked, open: inp.open.checked };
+  const pm = Number(inp.powPerMinute.value);
+  const bits = Number(inp.powBits.value);
+  if (pm !== (s.pow?.perMinute || 0) || bits !== (s.pow?.bits || 0)) {
+    change.pow = pm > 0 ? { perMinute: pm, bits, maxBits: Math.max(bits, s.pow?.maxBits || 0) } : { perMinute: 0, bits: 0 };
+  }
+  const bpm = Number(inp.budgetPerMinute.value);
+  const burst = Number(inp.budgetBurst.value);
+  const budgetGiven = inp.budgetPerMinute.value !== '' && inp.budgetBurst.value !== '';
+  if (budgetGiven && (bpm !== s.addressBudget?.perMinute || burst !== s.addressBudget?.burst)) change.addressBudget = { perMinute: bpm, burst };
+  return change;
+}
+
+// showState puts state st in the inputs, and beside each the file's value
+// where the runtime changed it.
+function showState(inp, files, st) {
+  const s = st.settings;
+  const f = st.file;
+  inp.active.value = s.active;
+  inp.paused.checked = !!st.runtime.paused;
+  inp.open.checked = !!st.runtime.open;
+  inp.powPerMinute.value = s.pow?.perMinute || 0;
+  inp.powBits.value = s.pow?.bits || 0;
+  inp.budgetPerMinute.value = s.addressBudget?.perMinute ?? '';
+  inp.budgetBurst.value = s.addressBudget?.burst ?? '';
+  const differs = new Set(st.differs || []);
+  const note = (key, diff, text) => {
+    setText(files[key], diff ? t('cap_differs', { v: text }) : t('cap_asFile'));
+    files[key].classList.toggle('differs', diff);
+    files[key].parentElement.toggleAttribute('data-differs', diff);
+  };
+  note('active', differs.has('active'), num(f.active));
+  note('paused', differs.has('paused'), t('cap_no'));
+  note('open', differs.has('open'), t('cap_no'));
+  note('powPerMinute', differs.has('pow'), num(f.pow?.perMinute || 0));
+  note('powBits', differs.has('pow'), num(f.pow?.bits || 0));
+  note('budgetPerMinute', differs.has('addressBudget'), num(f.addressBudget?.perMinute));
+  note('budgetBurst', differs.has('addressBudget'), num(f.addressBudget?.burst));
+}
+
+// settingsForm is the form of the runtime settings; fill() shows a state,
+// onSave sends a change and answers the state after it, reread reads the
+// room again.
 function settingsForm(onSave, reread) {
   const inp = {
     active: h('input', { id: 'cap-active', type: 'number', min: 1, max: 10000000, step: 1, required: true }),
@@ -64,26 +109,21 @@ function settingsForm(onSave, reread) {
     h('button', { type: 'submit', class: 'primary', id: 'cap-save' }, t('cap_save')), msg);
   let state = null;
   let dirty = false;
+  // While the operator types, the form keeps the version it showed: a
+  // save over a change made meanwhile is refused (409), not written over it.
+  function fill(st, force) {
+    if (dirty && !force) return;
+    dirty = false;
+    state = st;
+    showState(inp, files, st);
+  }
   form.addEventListener('input', () => { dirty = true; });
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const s = state.settings;
-    const change = { version: state.runtime.version, active: Number(inp.active.value), paused: inp.paused.checked, open: inp.open.checked };
-    const pm = Number(inp.powPerMinute.value);
-    const bits = Number(inp.powBits.value);
-    if (pm !== (s.pow?.perMinute || 0) || bits !== (s.pow?.bits || 0)) {
-      if (pm > 0) change.pow = { perMinute: pm, bits, maxBits: Math.max(bits, s.pow?.maxBits || 0) };
-      else change.pow = { perMinute: 0, bits: 0 };
-    }
-    const bpm = Number(inp.budgetPerMinute.value);
-    const burst = Number(inp.budgetBurst.value);
-    const budgetGiven = inp.budgetPerMinute.value !== '' && inp.budgetBurst.value !== '';
-    if (budgetGiven && (bpm !== s.addressBudget?.perMinute || burst !== s.addressBudget?.burst)) change.addressBudget = { perMinute: bpm, burst };
     msg.className = '';
     setText(msg, t('cap_saving'));
     try {
-      dirty = false;
-      fill(await onSave(change), true);
+      fill(await onSave(changeOf(inp, state)), true);
       setText(msg, t('cap_saved'));
     } catch (err) {
       msg.className = 'bad';
@@ -91,35 +131,6 @@ function settingsForm(onSave, reread) {
       if (err.status === 409) fill(await reread(), true);
     }
   });
-  // While the operator types, the form keeps the version it showed: a
-  // save over a change made meanwhile is refused (409), not written over it.
-  function fill(st, force) {
-    if (dirty && !force) return;
-    dirty = false;
-    state = st;
-    const s = st.settings;
-    const f = st.file;
-    inp.active.value = s.active;
-    inp.paused.checked = !!st.runtime.paused;
-    inp.open.checked = !!st.runtime.open;
-    inp.powPerMinute.value = s.pow?.perMinute || 0;
-    inp.powBits.value = s.pow?.bits || 0;
-    inp.budgetPerMinute.value = s.addressBudget?.perMinute ?? '';
-    inp.budgetBurst.value = s.addressBudget?.burst ?? '';
-    const differs = new Set(st.differs || []);
-    const note = (key, diff, text) => {
-      setText(files[key], diff ? t('cap_differs', { v: text }) : t('cap_asFile'));
-      files[key].classList.toggle('differs', diff);
-      files[key].parentElement.toggleAttribute('data-differs', diff);
-    };
-    note('active', differs.has('active'), num(f.active));
-    note('paused', differs.has('paused'), t('cap_no'));
-    note('open', differs.has('open'), t('cap_no'));
-    note('powPerMinute', differs.has('pow'), num(f.pow?.perMinute || 0));
-    note('powBits', differs.has('pow'), num(f.pow?.bits || 0));
-    note('budgetPerMinute', differs.has('addressBudget'), num(f.addressBudget?.perMinute));
-    note('budgetBurst', differs.has('addressBudget'), num(f.addressBudget?.burst));
-  }
   return { form, fill };
 }
 
