@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 )
 
 // capacityProxyFlags writes a proxy file with one capacity room and
@@ -39,28 +41,22 @@ func driveCapacity(c *docClient) {
 	const admin = docAdminToken
 	list := "/api/admin/queue/capacity"
 	id := ""
-	for deadline := time.Now().Add(15 * time.Second); id == "" && time.Now().Before(deadline); {
+	nodetest.Eventually(t, 15*time.Second, "the proxy's capacity room listed", func() bool {
 		st, _, b := c.raw("GET", list, admin, nil)
 		var l struct {
 			Rooms []struct{ ID string } `json:"rooms"`
 		}
 		if st == http.StatusOK && json.Unmarshal(b, &l) == nil && len(l.Rooms) > 0 {
 			id = l.Rooms[0].ID
-			break
 		}
-		time.Sleep(100 * time.Millisecond) // waiting for the proxy's announcement
-	}
-	if id == "" {
-		t.Error("the proxy's capacity room was not listed within 15 s")
-		return
-	}
+		return id != ""
+	})
 	c.call(200, "GET", list, admin, nil)
 	room := list + "/" + id
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if st, _, _ := c.raw("GET", room, admin, nil); st == http.StatusOK {
-			break
-		}
-	}
+	nodetest.Eventually(t, 15*time.Second, "the proxy's capacity room served", func() bool {
+		st, _, _ := c.raw("GET", room, admin, nil)
+		return st == http.StatusOK
+	})
 	got := c.call(200, "GET", room, admin, nil)
 	if got == nil {
 		return

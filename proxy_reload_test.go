@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 )
 
 // TestProxyReloadOnSIGHUP sends SIGHUP to a real proxy process holding a
@@ -27,7 +29,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	addr := freeAddr(t)
 	p := startProc(t, "proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data"))
 	base := "http://" + addr
-	waitUntil(t, 30*time.Second, "the proxy answering", func() bool {
+	nodetest.Eventually(t, 30*time.Second, "the proxy answering", func() bool {
 		res, err := http.Get(base + "/")
 		if err == nil {
 			res.Body.Close()
@@ -59,7 +61,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.output(), "configuration reloaded") })
+	nodetest.Eventually(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.output(), "configuration reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("the added host: %d, want 200", st)
 	}
@@ -75,23 +77,11 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.output(), "configuration not reloaded") })
+	nodetest.Eventually(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.output(), "configuration not reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("after a refused reload: %d, want 200 from the configuration in force", st)
 	}
 	if p.cmd.ProcessState != nil {
 		t.Fatal("the proxy ended on SIGHUP")
-	}
-}
-
-// waitUntil polls cond until it holds; past limit it fails the test.
-func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
