@@ -177,3 +177,24 @@ func TestFiguresAndNodes(t *testing.T) {
 		t.Fatalf("silent nodes not dropped: %d", len(n.List(NodeTTL+1)))
 	}
 }
+
+// Proof of work turned on at runtime in a room whose file has none works
+// as the file's would, and the file sent again does not turn it off; the
+// reason of the last change is kept for the console.
+func TestAdjustPowAtRuntime(t *testing.T) {
+	r := newRoom(1, "in")
+	p := &PowCounter{}
+	r.flood(p, 200, 10*time.Second)
+	if r.t.PowBits() != 0 {
+		t.Fatal("proof of work without pow_auto")
+	}
+	r.adjust(t, Adjust{Pow: &PowAuto{PerMinute: 60, Bits: 4}})
+	r.apply(r.t.Configure(r.t.File, "", "", r.now))
+	r.flood(p, 200, 10*time.Second)
+	if r.t.PowBits() < 4 || r.t.Figures(r.now).PowReason == "" {
+		t.Fatalf("bits %d reason %q after a flood with pow_auto set at runtime", r.t.PowBits(), r.t.Figures(r.now).PowReason)
+	}
+	if !slices.Equal(r.t.Differs(), []string{"pow"}) {
+		t.Fatalf("differs %v", r.t.Differs())
+	}
+}
