@@ -97,6 +97,16 @@ test('a capacity room is listed, watched live and changed at runtime from the co
   await waitFor(async () => /changed meanwhile/.test(await page.textContent('#cap-save-status')), { message: 'the refusal shown' });
   await waitFor(async () => (await page.inputValue('#cap-active')) === '8', { message: 'the form read again' });
   assert.equal((await queue.api('GET', `/api/admin/queue/capacity/${id}`)).body.settings.active, 8);
+
+  // Pause from the console: the gauge says so, the room lets nobody new in.
+  await page.check('#cap-paused');
+  await page.click('#cap-save');
+  await waitFor(async () => /Saved/.test(await page.textContent('#cap-save-status')), { message: 'paused saved' });
+  await waitFor(async () => (await page.textContent('#cap-gauges .gauge:first-child .gauge-sub')) === 'paused', { message: 'the paused gauge' });
+  const newcomer = await (await browser.newContext()).newPage();
+  const res2 = await newcomer.goto(`${proxyBase}/`);
+  assert.equal(res2.status(), 503, 'a newcomer of a paused room waits');
+  assert.equal(await page.textContent('#cap-paused-file'), 'differs from the file: no');
   assert.deepEqual(problems, []);
   await ctx.close();
 });
