@@ -3,7 +3,7 @@ package capacity
 import "sort"
 
 // NodeReport is what one proxy node tells its room with each renewal
-// batch (about once a second): soft state, never in the log.
+// batch (every half second): soft state, never in the log.
 type NodeReport struct {
 	// Node names the proxy node (its cluster address).
 	Node string `json:"node"`

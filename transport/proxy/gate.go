@@ -21,7 +21,7 @@ const storeTimeout = 2 * time.Second
 // gate enforces one capacity room on this proxy node. An admitted visitor
 // is checked from the cookie alone; the store is asked for new visitors,
 // waiters, and holders in the last fifth of their session. Holders' requests
-// are gathered and sent as one Touch a second.
+// are gathered and sent as one Touch every half second.
 type gate struct {
 	room       *Room
 	id         string // the room's grain identity
