@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // TestCapacityGrainPowAuto runs the automatic proof of work through the
@@ -36,7 +37,7 @@ func TestCapacityGrainPowAuto(t *testing.T) {
 	// Proxies now answer challenges instead; their reports keep it on.
 	for range 40 {
 		clock.Advance(time.Second)
-		a, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{Challenged: 100})
+		a, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{Challenged: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,11 +54,11 @@ func TestCapacityGrainPowAuto(t *testing.T) {
 	}
 	for range 40 {
 		clock.Advance(time.Second)
-		if _, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{}); err != nil {
+		if _, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{}); err != nil || got.Pow != 0 {
+	if got, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{}); err != nil || got.Pow != 0 {
 		t.Fatalf("after 40 calm seconds: pow %d %v, want 0", got.Pow, err)
 	}
 }

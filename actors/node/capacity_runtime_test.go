@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 )
 
@@ -17,23 +19,23 @@ import (
 func TestCapacityRuntimeSurvivesRestartAndRestore(t *testing.T) {
 	ctx, l, id, s := capacityShop(t, 1)
 	n := startNode(t, l)
-	if _, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"}); err != nil {
+	if _, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"}); err != nil {
 		t.Fatal(err)
 	}
 	three, yes := 3, true
 	if _, err := n.Client.CapacityAdjust(ctx, id, capacity.Adjust{Active: &three, Paused: &yes}, "admin"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Client.CapacityAdjust(ctx, id, capacity.Adjust{Version: 0, Active: &three}, "admin"); !IsCode(err, CodeConflict) {
+	if _, err := n.Client.CapacityAdjust(ctx, id, capacity.Adjust{Version: 0, Active: &three}, "admin"); !protocol.IsCode(err, protocol.CodeConflict) {
 		t.Fatalf("a stale change: %v, want conflict", err)
 	}
 	zero := 0
-	if _, err := n.Client.CapacityAdjust(ctx, id, capacity.Adjust{Version: 1, Active: &zero}, "admin"); !IsCode(err, CodeInvalid) {
+	if _, err := n.Client.CapacityAdjust(ctx, id, capacity.Adjust{Version: 1, Active: &zero}, "admin"); !protocol.IsCode(err, protocol.CodeInvalid) {
 		t.Fatalf("active 0: %v, want invalid", err)
 	}
 	check := func(when string, n *Node) {
 		t.Helper()
-		a, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"})
+		a, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"})
 		if err != nil || a.Settings.Active != 3 || !a.Paused || a.Version != 1 {
 			t.Fatalf("%s: touch answer %+v %v", when, a, err)
 		}
@@ -51,7 +53,7 @@ func TestCapacityRuntimeSurvivesRestartAndRestore(t *testing.T) {
 	n = startNode(t, l)
 	check("after a restart", n)
 	n.Stop(ctx)
-	if _, err := HoldRestoredCapacity(ctx, l, []string{id}, time.Now()); err != nil {
+	if _, err := grain.HoldRestoredCapacity(ctx, l, []string{id}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	n = startNode(t, l)
@@ -60,15 +62,15 @@ func TestCapacityRuntimeSurvivesRestartAndRestore(t *testing.T) {
 }
 
 // The index lists what proxies announce, refuses ids that are not the
-// room's and keeps at most MaxCapacityRooms.
+// room's and keeps at most protocol.MaxCapacityRooms.
 func TestCapacityIndexBounded(t *testing.T) {
 	ctx, l, _, _ := capacityShop(t, 1)
 	n := startNode(t, l)
 	defer n.Stop(ctx)
-	rooms := []CapacityRoom{{ID: "c00", Host: "forged", Name: "/"}}
-	for i := range MaxCapacityRooms + 3 {
+	rooms := []protocol.CapacityRoom{{ID: "c00", Host: "forged", Name: "/"}}
+	for i := range protocol.MaxCapacityRooms + 3 {
 		name := "/r" + string(rune('a'+i%26)) + time.Duration(i).String()
-		rooms = append(rooms, CapacityRoom{ID: CapacityID("shop.example.com", name), Host: "shop.example.com", Name: name})
+		rooms = append(rooms, protocol.CapacityRoom{ID: protocol.CapacityID("shop.example.com", name), Host: "shop.example.com", Name: name})
 	}
 	if err := n.Client.CapacityAnnounce(ctx, rooms); err != nil {
 		t.Fatal(err)
@@ -77,8 +79,8 @@ func TestCapacityIndexBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l2.Rooms) != MaxCapacityRooms || l2.Refused != 4 {
-		t.Fatalf("%d rooms listed, %d refused; want %d and 4", len(l2.Rooms), l2.Refused, MaxCapacityRooms)
+	if len(l2.Rooms) != protocol.MaxCapacityRooms || l2.Refused != 4 {
+		t.Fatalf("%d rooms listed, %d refused; want %d and 4", len(l2.Rooms), l2.Refused, protocol.MaxCapacityRooms)
 	}
 }
 
@@ -95,7 +97,7 @@ func TestCapacityRuntimeOfTheBackup(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := startNode(t, l)
-		if _, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"}); err != nil {
+		if _, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := n.Client.CapacityAdjust(ctx, id, capacity.Adjust{Version: version, Active: &active}, "admin"); err != nil {
@@ -116,12 +118,12 @@ func TestCapacityRuntimeOfTheBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	if _, err := HoldRestoredCapacity(ctx, l, []string{id}, time.Now()); err != nil {
+	if _, err := grain.HoldRestoredCapacity(ctx, l, []string{id}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	n := startNode(t, l)
 	defer n.Stop(ctx)
-	a, err := n.Client.CapacityTouch(ctx, id, CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"})
+	a, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/"})
 	if err != nil || a.Settings.Active != 3 || a.Version != 1 {
 		t.Fatalf("after the restore: %+v %v, want active 3 at version 1 (the backup's)", a, err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/proxy"
 )
 
@@ -55,11 +55,11 @@ func (s *roomStore) Confirm(_ context.Context, _ string, set capacity.Settings, 
 	return s.decide("confirm", set, v, func(now int64) []capacity.Event { return s.table.Confirm(v, arrived, now) })
 }
 
-func (s *roomStore) Touch(_ context.Context, _ string, b node.CapacityTouch) (node.CapacityTouchAnswer, error) {
+func (s *roomStore) Touch(_ context.Context, _ string, b protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.table.Touch(b.Visitors, time.Now().UnixNano())
-	return node.CapacityTouchAnswer{Settings: s.table.Settings}, nil
+	return protocol.CapacityTouchAnswer{Settings: s.table.Settings}, nil
 }
 
 func (s *roomStore) Release(context.Context, string, string) error { return nil }

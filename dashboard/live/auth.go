@@ -7,7 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
@@ -35,7 +35,7 @@ func (h *Hub) authorize(ctx context.Context, p adminauth.Principal, id string) e
 		}
 		return nil
 	}
-	if node.IsCapacityID(id) {
+	if protocol.IsCapacityID(id) {
 		return h.capacityExists(ctx, id)
 	}
 	known, err := h.auth.RoomExists(ctx, id)

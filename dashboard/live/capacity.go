@@ -6,12 +6,12 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
 // Capacity rooms on the live socket. The same socket serves a capacity
-// room's id (node.CapacityID): its feed reads the capacity grain's state
+// room's id (protocol.CapacityID): its feed reads the capacity grain's state
 // once a second (the gauges the grain keeps, the proxy nodes reporting it,
 // the settings in force and the file's) and sends it whole as one
 // CapacityFrame: the state is small and has no history to send in parts.
@@ -22,7 +22,7 @@ import (
 type CapacityFrame struct {
 	Type string `json:"type"`
 	At   string `json:"at"`
-	node.CapacityState
+	protocol.CapacityState
 }
 
 // capacityExists reports whether a proxy node has served capacity room id.

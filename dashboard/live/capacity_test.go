@@ -9,7 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/dashboard/live"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
@@ -36,9 +36,9 @@ func TestLiveCapacityFrames(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	cl := e.Node.Client
-	id := node.CapacityID("shop.example.com", "/")
+	id := protocol.CapacityID("shop.example.com", "/")
 	s := capacity.Settings{Active: 2, Session: time.Minute, Refresh: 10 * time.Second}
-	if _, err := cl.CapacityTouch(ctx, id, node.CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/",
+	if _, err := cl.CapacityTouch(ctx, id, protocol.CapacityTouch{Settings: s, Host: "shop.example.com", Name: "/",
 		Report: &capacity.NodeReport{Node: "proxy-1", Refusals: 4}}); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestLiveCapacityFrames(t *testing.T) {
 	if got := closeCode(t, e.dial(id, "", adminws.Subprotocol, "bearer."+key)); got != adminws.CloseForbidden {
 		t.Fatalf("a rate room's key on a capacity room: close %d, want %d", got, adminws.CloseForbidden)
 	}
-	unknown := node.CapacityID("nobody.example.com", "/")
+	unknown := protocol.CapacityID("nobody.example.com", "/")
 	if got := closeCode(t, e.dial(unknown, "", adminws.Subprotocol, "bearer."+adminTok)); got != adminws.CloseNotFound {
 		t.Fatalf("a capacity id no proxy served: close %d, want %d", got, adminws.CloseNotFound)
 	}

@@ -9,12 +9,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // Capacity rooms in the admin API. A capacity room is declared in the
 // proxies' HCL file, not created here: the list is what the proxy nodes
-// announce (node.KindCapacityIndex), a room's state is its grain's, and a
+// announce (protocol.KindCapacityIndex), a room's state is its grain's, and a
 // change of its runtime settings is an adjusted event in its log. Only the
 // operator reads and changes them: a room's qak_ key belongs to one rate
 // room, and capacity rooms have none.
@@ -27,7 +27,7 @@ func (s *Server) registerCapacity(g *echo.Group) {
 
 // capacityRoom is a list entry: Kind tells it from a rate room.
 type capacityRoom struct {
-	node.CapacityRoom
+	protocol.CapacityRoom
 	Kind string `json:"kind"`
 }
 
@@ -46,7 +46,7 @@ func (s *Server) handleCapacityList(c echo.Context) error {
 // capacityID reads the path's room id: 404 for anything that is not one.
 func capacityID(c echo.Context) (string, error) {
 	id := c.Param("id")
-	if !node.IsCapacityID(id) {
+	if !protocol.IsCapacityID(id) {
 		return "", errorf(http.StatusNotFound, "not_found", "No capacity room has this id.")
 	}
 	return id, nil
@@ -93,11 +93,11 @@ func (s *Server) handleCapacityAdjust(c echo.Context) error {
 		return errorf(http.StatusNotFound, "not_found", "No proxy node has served this capacity room.")
 	}
 	st, err := s.client.CapacityAdjust(ctx, id, a, "admin")
-	var ne *node.Error
+	var ne *protocol.Error
 	switch {
-	case errors.As(err, &ne) && ne.Code == node.CodeInvalid:
+	case errors.As(err, &ne) && ne.Code == protocol.CodeInvalid:
 		return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: ne.Message, Field: ne.Field}
-	case errors.As(err, &ne) && ne.Code == node.CodeRateLimited:
+	case errors.As(err, &ne) && ne.Code == protocol.CodeRateLimited:
 		return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: ne.Message, RetryAfter: 60}
 	case err != nil:
 		return err

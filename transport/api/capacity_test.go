@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/api/apitest"
 )
 
@@ -19,9 +19,9 @@ import (
 // 30 a minute with 429 and Retry-After, with nothing more in the log.
 func TestCapacityAdjustAbuse(t *testing.T) {
 	s := apitest.Start(t, apitest.Options{})
-	id := node.CapacityID("shop.example.com", "/")
+	id := protocol.CapacityID("shop.example.com", "/")
 	set := capacity.Settings{Active: 10, Session: time.Minute, Refresh: 10 * time.Second}
-	if _, err := s.Node.Client.CapacityTouch(context.Background(), id, node.CapacityTouch{Settings: set, Host: "shop.example.com", Name: "/"}); err != nil {
+	if _, err := s.Node.Client.CapacityTouch(context.Background(), id, protocol.CapacityTouch{Settings: set, Host: "shop.example.com", Name: "/"}); err != nil {
 		t.Fatal(err)
 	}
 	room := "/api/admin/queue/capacity/" + id
@@ -37,7 +37,7 @@ func TestCapacityAdjustAbuse(t *testing.T) {
 	if st, m := s.Call("PATCH", room, apitest.AdminToken, map[string]any{"version": 0, "pow": map[string]any{"perMinute": 10, "bits": 30}}); st != 400 || m["field"] != "pow" {
 		t.Fatalf("pow bits 30: %d %v, want 400 naming pow", st, m)
 	}
-	if st, _ := s.Call("PATCH", "/api/admin/queue/capacity/"+node.CapacityID("nobody.example.com", "/"), apitest.AdminToken, map[string]any{"active": 3}); st != 404 {
+	if st, _ := s.Call("PATCH", "/api/admin/queue/capacity/"+protocol.CapacityID("nobody.example.com", "/"), apitest.AdminToken, map[string]any{"active": 3}); st != 404 {
 		t.Fatalf("a room no proxy served: %d, want 404", st)
 	}
 	for v := range capacity.MaxAdjustments {

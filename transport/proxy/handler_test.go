@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // tableStore is a Store over one capacity.Table per room in this process,
@@ -64,7 +64,7 @@ func (s *tableStore) Check(_ context.Context, room string, set capacity.Settings
 	return t.Status(v), nil
 }
 
-func (s *tableStore) Touch(_ context.Context, room string, b node.CapacityTouch) (node.CapacityTouchAnswer, error) {
+func (s *tableStore) Touch(_ context.Context, room string, b protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touches++
@@ -73,12 +73,12 @@ func (s *tableStore) Touch(_ context.Context, room string, b node.CapacityTouch)
 		t = s.table(room, b.Settings)
 	}
 	if t == nil {
-		return node.CapacityTouchAnswer{}, nil
+		return protocol.CapacityTouchAnswer{}, nil
 	}
 	t.Touch(b.Visitors, s.clock())
 	s.pow.Arrived(b.Challenged)
 	s.decidePow(t)
-	return node.CapacityTouchAnswer{Pow: t.PowBits(), Settings: t.Settings, Version: t.Runtime.Version}, nil
+	return protocol.CapacityTouchAnswer{Pow: t.PowBits(), Settings: t.Settings, Version: t.Runtime.Version}, nil
 }
 
 // decidePow applies the automatic proof of work's change, as the grain

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // Runtime settings. An operator changes a capacity room at runtime in its
@@ -24,22 +24,22 @@ type gateRuntime struct {
 	// file's settings unchanged).
 	version atomic.Int64
 	// answer is the room's last answer (nil until the first).
-	answer atomic.Pointer[node.CapacityTouchAnswer]
+	answer atomic.Pointer[protocol.CapacityTouchAnswer]
 	// mu serialises learning; budget is the address budget in force.
 	mu     sync.Mutex
 	budget *capacity.Settings
 }
 
 // batch is this node's renewal batch for its room.
-func (g *gate) batch(ids []string, challenged uint64) node.CapacityTouch {
-	return node.CapacityTouch{Visitors: ids, Challenged: challenged, Settings: g.room.Settings, Host: g.room.Host, Name: g.room.Name,
+func (g *gate) batch(ids []string, challenged uint64) protocol.CapacityTouch {
+	return protocol.CapacityTouch{Visitors: ids, Challenged: challenged, Settings: g.room.Settings, Host: g.room.Host, Name: g.room.Name,
 		Report: &capacity.NodeReport{Node: g.node, Refusals: g.budget.refused.Load(), Challenges: g.pow.challenges.Load(),
 			Pow: int(g.pow.bits.Load())}}
 }
 
 // learn takes in the room's answer to a batch: the proof of work in force
 // and, when it changed, the address budget.
-func (g *gate) learn(a node.CapacityTouchAnswer) {
+func (g *gate) learn(a protocol.CapacityTouchAnswer) {
 	g.setPow(a.Pow)
 	g.rt.answer.Store(&a)
 	g.rt.mu.Lock()
@@ -76,24 +76,24 @@ func (h *Handler) RuntimeVersion(host, name string) (int64, bool) {
 // Announcer is a Store that lists this node's capacity rooms for the
 // console (ClusterStore: the cluster's index of capacity rooms).
 type Announcer interface {
-	Announce(ctx context.Context, rooms []node.CapacityRoom) error
+	Announce(ctx context.Context, rooms []protocol.CapacityRoom) error
 }
 
 // Announce implements Announcer.
-func (s ClusterStore) Announce(ctx context.Context, rooms []node.CapacityRoom) error {
+func (s ClusterStore) Announce(ctx context.Context, rooms []protocol.CapacityRoom) error {
 	return s.Client.CapacityAnnounce(ctx, rooms)
 }
 
 // announce tells the store this node's capacity rooms, every
-// node.AnnounceInterval (ticks counts the flushes).
+// protocol.AnnounceInterval (ticks counts the flushes).
 func (h *Handler) announce(ticks int) {
 	a, ok := h.store.(Announcer)
-	if !ok || len(h.gates) == 0 || ticks%int(node.AnnounceInterval/flushInterval) != 0 {
+	if !ok || len(h.gates) == 0 || ticks%int(protocol.AnnounceInterval/flushInterval) != 0 {
 		return
 	}
-	rooms := make([]node.CapacityRoom, 0, len(h.gates))
+	rooms := make([]protocol.CapacityRoom, 0, len(h.gates))
 	for _, g := range h.gates {
-		rooms = append(rooms, node.CapacityRoom{ID: g.id, Host: g.room.Host, Name: g.room.Name})
+		rooms = append(rooms, protocol.CapacityRoom{ID: g.id, Host: g.room.Host, Name: g.room.Name})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	rate "github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -103,7 +104,7 @@ func TestRuntimeChangeReachesEveryProxy(t *testing.T) {
 	if code, waiting = send(p2, "192.0.2.2", waiting); code != 503 {
 		t.Fatalf("second visitor back: %d, want 503 (in line)", code)
 	}
-	id := node.CapacityID("shop.test", "/")
+	id := protocol.CapacityID("shop.test", "/")
 	ctx := context.Background()
 	waitFor(t, 5*time.Second, "both nodes reporting", func() bool {
 		st, err := n.Client.CapacityState(ctx, id)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	frontside "github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // Store is where capacity rooms are counted: the rooms' grains on the
@@ -31,7 +32,7 @@ type Store interface {
 	// returns what the node enforces now: the work new arrivals must solve
 	// (bits, 0: none) and the settings in force with their runtime
 	// version.
-	Touch(ctx context.Context, room string, t node.CapacityTouch) (node.CapacityTouchAnswer, error)
+	Touch(ctx context.Context, room string, t protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error)
 	// Release frees a visitor's slot at once.
 	Release(ctx context.Context, room, visitor string) error
 	// Key returns the room's cookie key (32 bytes), made on first use, or
@@ -55,7 +56,7 @@ type Opener interface {
 // through the node's client. The cookie key travels sealed and is opened
 // here with the master key.
 type ClusterStore struct {
-	Client *node.Client
+	Client *frontside.Client
 	Opener Opener
 }
 
@@ -75,7 +76,7 @@ func (s ClusterStore) Confirm(ctx context.Context, room string, set capacity.Set
 }
 
 // Touch implements Store.
-func (s ClusterStore) Touch(ctx context.Context, room string, t node.CapacityTouch) (node.CapacityTouchAnswer, error) {
+func (s ClusterStore) Touch(ctx context.Context, room string, t protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error) {
 	return s.Client.CapacityTouch(ctx, room, t)
 }
 
@@ -90,7 +91,7 @@ func (s ClusterStore) Key(ctx context.Context, room string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.Opener.Open(sealed, node.CapacityKeyAD(room))
+	k, err := s.Opener.Open(sealed, protocol.CapacityKeyAD(room))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrKeyUnusable, err)
 	}
