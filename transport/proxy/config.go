@@ -386,13 +386,8 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		}
 		r.Secret = *ws.Secret
 	}
-	if ws.Room != nil {
-		if ws.Active != nil || ws.Session != nil || ws.Page != nil || ws.AddressBudget != nil || ws.PowAuto != nil {
-			return nil, errors.New(`room = "<slug>" names a rate room: active, session, page, address_budget and pow_auto belong to capacity rooms (a rate room's budget is its site's addressBudget, its automatic proof of work its pow.auto)`)
-		}
-		r.RateRoom = *ws.Room
-	} else if ws.Active == nil {
-		return nil, errors.New("active is required (visitors let in at once)")
+	if err := setKind(r, ws); err != nil {
+		return nil, err
 	}
 	admit, err := onStoreError(ws.OnStoreError)
 	if err != nil {
@@ -428,12 +423,29 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 	if r.AddressBudget, err = buildBudget(ws.AddressBudget); err != nil {
 		return nil, err
 	}
+	if r.RateRoom == "" {
+		r.Settings.AddressBudget = r.AddressBudget // the room learns the file's budget with each check
+	}
 	if ws.Page != nil {
 		if r.Page, err = readPage(base, *ws.Page); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// setKind makes r a rate room when ws names one (room = "<slug>"), which
+// takes none of a capacity room's settings; a capacity room needs active.
+func setKind(r *Room, ws *waitingRoomSchema) error {
+	if ws.Room != nil {
+		if ws.Active != nil || ws.Session != nil || ws.Page != nil || ws.AddressBudget != nil || ws.PowAuto != nil {
+			return errors.New(`room = "<slug>" names a rate room: active, session, page, address_budget and pow_auto belong to capacity rooms (a rate room's budget is its site's addressBudget, its automatic proof of work its pow.auto)`)
+		}
+		r.RateRoom = *ws.Room
+	} else if ws.Active == nil {
+		return errors.New("active is required (visitors let in at once)")
+	}
+	return nil
 }
 
 // onStoreError reads on_store_error: whether a visitor is let in when the
