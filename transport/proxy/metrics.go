@@ -36,6 +36,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- waitingCachedDesc
 	ch <- waitingRefusalsDesc
 	ch <- connRefusalsDesc
+	describeRooms(ch)
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -60,4 +61,5 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		connRefused = s.GetRejectedConnectionsCount()
 	}
 	ch <- prometheus.MustNewConstMetric(connRefusalsDesc, prometheus.CounterValue, float64(connRefused))
+	c.collectRooms(ch)
 }

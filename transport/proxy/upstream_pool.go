@@ -23,6 +23,9 @@ type connPool struct {
 	slots   chan struct{}
 	mu      sync.Mutex
 	idle    []*upConn
+	// closed: the pool's handler is closed (a reload replaced it);
+	// connections given back are closed.
+	closed bool
 }
 
 // upConn is one connection to the upstream with its buffers.
@@ -88,7 +91,11 @@ func (p *connPool) put(uc *upConn) {
 		stale = append(stale, p.idle[:n]...)
 		p.idle = append(p.idle[:0], p.idle[n:]...)
 	}
-	p.idle = append(p.idle, uc)
+	if p.closed {
+		stale = append(stale, uc)
+	} else {
+		p.idle = append(p.idle, uc)
+	}
 	p.mu.Unlock()
 	for _, s := range stale {
 		p.discard(s)
@@ -140,5 +147,27 @@ func (p *connPool) done(uc *upConn, resp *fasthttp.Response, whole bool) {
 		p.put(uc)
 	} else {
 		p.discard(uc)
+	}
+}
+
+// close closes the idle connections, and those given back from now on.
+func (p *connPool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, uc := range idle {
+		p.discard(uc)
+	}
+}
+
+// closePools closes the fast path's connection pools of every location.
+func (h *Handler) closePools() {
+	for _, routes := range h.hosts {
+		for _, rt := range routes {
+			if f, ok := rt.fast.(*fastForwarder); ok && f.pool != nil {
+				f.pool.close()
+			}
+		}
 	}
 }

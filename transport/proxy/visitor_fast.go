@@ -57,14 +57,25 @@ const (
 // other through ServeHTTP; framing it reads more leniently than the
 // standard server is refused first (refuseFraming).
 func (h *Handler) FastServer() *fasthttp.Server {
-	std := fasthttpadaptor.NewFastHTTPHandler(adapted(h))
+	return fastServer(func() *Handler { return h }, h)
+}
+
+// FastServer is fasthttp's server serving the handler in force.
+func (r *Reloadable) FastServer() *fasthttp.Server { return fastServer(r.Handler, r) }
+
+// fastServer serves cur's handler in force (admitFast) and, for what it
+// does not take, std.
+func fastServer(cur func() *Handler, std http.Handler) *fasthttp.Server {
+	slow := fasthttpadaptor.NewFastHTTPHandler(adapted(std))
+	h := cur()
 	s := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
+			h := cur()
 			defer h.recoverFast(ctx)
 			if refuseFraming(ctx) || h.admitFast(ctx) {
 				return
 			}
-			std(ctx)
+			slow(ctx)
 		},
 		ErrorHandler:                 fastError,
 		Logger:                       fastLogger{h.log},

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -380,4 +382,68 @@ func TestConnPool(t *testing.T) {
 		t.Errorf("over the bound: %v, want %v", err, errNoFreeConn)
 	}
 	p.done(held, resp1, false)
+	// A closed pool (its handler replaced by a reload) keeps nothing.
+	whole(get("/"))
+	p.close()
+	uc, resp, err = get("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(resp.BodyStream())
+	p.done(uc, resp, true)
+	if len(p.idle) != 0 || len(p.slots) != 0 {
+		t.Fatalf("a closed pool keeps %d connections, holds %d slots", len(p.idle), len(p.slots))
+	}
+}
+
+// TestReloadOnFastServer: fasthttp's server serves the configuration in
+// force, on the fast path too, from the request after a reload on.
+func TestReloadOnFastServer(t *testing.T) {
+	upstream := func(body string) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(body) }}
+		go s.Serve(ln)
+		t.Cleanup(func() { _ = s.Shutdown() })
+		return ln.Addr().String()
+	}
+	path := filepath.Join(t.TempDir(), "proxy.hcl")
+	write := func(up string) {
+		src := fmt.Sprintf("host \"shop.test\" {\n  location \"/\" {\n    upstream %q {}\n  }\n}\n", up)
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(upstream("before"))
+	r, err := NewReloadable(path, Options{Store: &tableStore{tables: map[string]*capacity.Table{}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	s := r.FastServer()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer s.Shutdown()
+	get := func() string {
+		w, ok := sendWire(ln.Addr().String(), "GET / HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n")
+		if !ok || w.Code != 200 {
+			t.Fatalf("answer %v %v", ok, w)
+		}
+		return w.Body.String()
+	}
+	if b := get(); b != "before" {
+		t.Fatalf("before the reload: %q", b)
+	}
+	write(upstream("after"))
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if b := get(); b != "after" {
+		t.Fatalf("after the reload: %q, want the new upstream's", b)
+	}
 }
