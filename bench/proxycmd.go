@@ -44,19 +44,13 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *conns < 1 || *rounds < 1 || *d < time.Second {
 		return fail(ExitUsage, fmt.Errorf("--connections and --rounds must be at least 1 and --duration at least 1s"))
 	}
-	var list []string
-	for _, c := range strings.Split(*clients, ",") {
-		if c = strings.TrimSpace(c); c != "fast" && c != "std" {
-			return fail(ExitUsage, fmt.Errorf("--clients: unknown upstream client %q; want fast and/or std", c))
-		}
-		list = append(list, c)
+	list, err := fastOrStd("--clients", "upstream client", *clients)
+	if err != nil {
+		return fail(ExitUsage, err)
 	}
-	var vs []string
-	for _, s := range strings.Split(*servers, ",") {
-		if s = strings.TrimSpace(s); s != "fast" && s != "std" {
-			return fail(ExitUsage, fmt.Errorf("--visitor-servers: unknown visitor server %q; want fast and/or std", s))
-		}
-		vs = append(vs, s)
+	vs, err := fastOrStd("--visitor-servers", "visitor server", *servers)
+	if err != nil {
+		return fail(ExitUsage, err)
 	}
 	wrk, err := floor.FindWrk()
 	if err != nil {
@@ -91,6 +85,18 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	printProxyTargets(stdout, targets)
 	return ExitOK
+}
+
+// fastOrStd reads a comma-separated list of "fast" and "std".
+func fastOrStd(flagName, what, list string) ([]string, error) {
+	var out []string
+	for _, v := range strings.Split(list, ",") {
+		if v = strings.TrimSpace(v); v != "fast" && v != "std" {
+			return nil, fmt.Errorf("%s: unknown %s %q; want fast and/or std", flagName, what, v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // printProxyTargets prints each target's medians and their ratios to

@@ -136,6 +136,12 @@ func CompareProxies(ctx context.Context, cfg ProxyConfig) ([]ProxyTarget, error)
 				headers: []string{"Host: " + proxyHost, "Cookie: " + cookie}, pids: func() []int { return []int{pid} }})
 		}
 	}
+	return measureProxies(ctx, cfg, runs)
+}
+
+// measureProxies runs each target cfg.Rounds times, the order reversed
+// every other round, with the server's CPU time per request.
+func measureProxies(ctx context.Context, cfg ProxyConfig, runs []proxyRun) ([]ProxyTarget, error) {
 	out := make([]ProxyTarget, len(runs))
 	for i, r := range runs {
 		out[i].Name = r.name
