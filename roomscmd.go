@@ -80,6 +80,10 @@ func runRooms(ctx context.Context, args []string, out, errOut io.Writer) int {
 
 func roomsCommand(ctx context.Context, cmd string, args []string, out io.Writer) (int, error) {
 	f, err := parseRoomsFlags(cmd, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(out, roomsUsage)
+		return 0, nil
+	}
 	if err != nil {
 		return 1, err
 	}

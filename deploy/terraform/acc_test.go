@@ -39,12 +39,25 @@ func TestAcceptance(t *testing.T) {
 		t.Skip("set TF_ACC=1 to run the provider against a real node and the OpenTofu CLI")
 	}
 	a := setUp(t)
+	id := a.firstApply()
+	a.changes(id)
+	id = a.recreated(id)
+	a.imported(id)
+	a.run(0, "destroy", "-auto-approve")
+	if a.siteBySlug("tf-sale") != nil {
+		t.Fatal("the room outlived destroy")
+	}
+}
+
+// firstApply creates the room, its key and its codes; plan is empty
+// right after, and no secret is printed. It returns the room's id.
+func (a *acc) firstApply() string {
+	t := a.t
 	a.write(roomTF(60, true))
 	a.run(0, "apply", "-auto-approve")
 	a.plan(0, "plan right after apply")
-
 	site := a.siteBySlug("tf-sale")
-	if site["ratePerMinute"] != 60.0 || lookupBool(site, "pow", "enabled") != true {
+	if site["ratePerMinute"] != 60.0 || lookup(site, "pow", "enabled") != true {
 		t.Fatalf("room on the node: %v", site)
 	}
 	id := site["id"].(string)
@@ -60,23 +73,25 @@ func TestAcceptance(t *testing.T) {
 		t.Fatalf("codes in the state: %v", codes)
 	}
 	a.noSecretsPrinted(key.(string), codes.([]any), st.value("aditus_room.sale", "secret").(string))
+	return id
+}
 
-	// A field the provider does not manage, set in the console, survives
-	// an update of the managed ones.
+// changes: an update keeps what the provider does not manage, a change in
+// the console shows in the plan, and a room changed between plan and
+// apply is a conflict, not overwritten.
+func (a *acc) changes(id string) {
+	t := a.t
 	a.patch(id, func(s map[string]any) { s["messages"] = map[string]any{"de": "Bitte warten"} })
 	a.write(roomTF(120, true))
 	a.run(0, "apply", "-auto-approve")
-	site = a.siteBySlug("tf-sale")
+	site := a.siteBySlug("tf-sale")
 	if site["ratePerMinute"] != 120.0 || lookup(site, "messages", "de") != "Bitte warten" {
 		t.Fatalf("after the update: rate %v, messages %v; want 120 and the console's message kept", site["ratePerMinute"], site["messages"])
 	}
 	a.plan(0, "plan after the update")
-
-	// A change in the console shows in the plan, and is put back.
 	a.patch(id, func(s map[string]any) { s["name"] = "Renamed in the console" })
 	a.plan(2, "plan after a change in the console")
 
-	// A room changed between plan and apply is a conflict, not overwritten.
 	a.run(2, "plan", "-detailed-exitcode", "-out", "tf.plan")
 	a.patch(id, func(s map[string]any) { s["ratePerMinute"] = 77 })
 	out := a.run(1, "apply", "tf.plan")
@@ -88,32 +103,32 @@ func TestAcceptance(t *testing.T) {
 	}
 	a.run(0, "apply", "-auto-approve")
 	a.plan(0, "plan after the conflict is resolved")
+}
 
-	// Deleted outside: recreated by the next apply.
+// recreated: a room deleted outside is created again by the next apply.
+// It returns the new room's id.
+func (a *acc) recreated(id string) string {
 	if a.status("DELETE", "/api/admin/queue/sites/"+id, accToken, nil) != 204 {
-		t.Fatal("delete outside")
+		a.t.Fatal("delete outside")
 	}
 	a.plan(2, "plan after a deletion outside")
 	a.run(0, "apply", "-auto-approve")
-	site = a.siteBySlug("tf-sale")
+	site := a.siteBySlug("tf-sale")
 	if site == nil || site["id"] == id {
-		t.Fatalf("room after the apply: %v, want a new one", site)
+		a.t.Fatalf("room after the apply: %v, want a new one", site)
 	}
-	id = site["id"].(string)
 	a.plan(0, "plan after the room was recreated")
+	return site["id"].(string)
+}
 
-	// Import by id: the room, its key and its codes.
+// imported: the room, its key and its codes imported by id plan no change.
+func (a *acc) imported(id string) {
 	keyID := a.state().value("aditus_api_key.ci", "id").(string)
 	a.run(0, "state", "rm", "aditus_room.sale", "aditus_api_key.ci", "aditus_bypass_codes.vip")
 	a.run(0, "import", "aditus_room.sale", id)
 	a.run(0, "import", "aditus_api_key.ci", id+"/"+keyID)
 	a.run(0, "import", "aditus_bypass_codes.vip", id+"/vip")
 	a.plan(0, "plan after import")
-
-	a.run(0, "destroy", "-auto-approve")
-	if a.siteBySlug("tf-sale") != nil {
-		t.Fatal("the room outlived destroy")
-	}
 }
 
 // A bad room is refused by validation, naming the attribute, before any
@@ -387,5 +402,3 @@ func lookup(m map[string]any, keys ...string) any {
 	}
 	return cur
 }
-
-func lookupBool(m map[string]any, keys ...string) any { return lookup(m, keys...) }

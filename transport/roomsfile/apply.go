@@ -74,7 +74,7 @@ func deleteStep(ctx context.Context, c *Client, s Step) (string, error) {
 		return "", err
 	}
 	if cur.Version != s.Version {
-		return "", &APIError{Method: "DELETE", Path: SitePath(s.ID), Status: 409, Code: "conflict",
+		return "", &APIError{Method: "DELETE", Path: SitePath(s.ID, ""), Status: 409, Code: "conflict",
 			Message: fmt.Sprintf("the room's version is %s, the plan read %s", cur.Version, s.Version)}
 	}
 	if err := c.Delete(ctx, s.ID); err != nil {

@@ -38,11 +38,15 @@ func NewClient(base, token string, allowHTTP bool) (*Client, error) {
 		return nil, errors.New("no admin token: set AQ_ADMIN_TOKEN or name a file with --admin-token-file")
 	}
 	u, err := url.Parse(strings.TrimRight(base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
-		return nil, fmt.Errorf("--url %q: want the node's base URL, http(s)://host[:port]", base)
+	if err != nil {
+		return nil, errors.New("--url: not a URL; want the node's base URL, http(s)://host[:port]")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+		// Redacted: a password written into the URL is not repeated.
+		return nil, fmt.Errorf("--url %q: want the node's base URL, http(s)://host[:port], without credentials", u.Redacted())
 	}
 	if u.Scheme == "http" && !allowHTTP && !loopback(u.Hostname()) {
-		return nil, fmt.Errorf("--url %q: plain http to another machine would send the admin token readable; use https (or --allow-http on a private network)", base)
+		return nil, fmt.Errorf("--url %q: plain http to another machine would send the admin token readable; use https (or --allow-http on a private network)", u.String())
 	}
 	return &Client{base: u.String(), token: strings.TrimSpace(token), http: &http.Client{Timeout: requestTimeout}}, nil
 }
@@ -135,9 +139,10 @@ func (c *Client) Do(ctx context.Context, method, path, ifMatch string, body, out
 
 const sitesPath = "/api/admin/queue/sites"
 
-// SitePath is the admin path of room id, with more appended.
-func SitePath(id string, more ...string) string {
-	return sitesPath + "/" + url.PathEscape(id) + strings.Join(more, "")
+// SitePath is the admin path of room id (escaped), with a sub-path
+// appended as it is: escape any id in it.
+func SitePath(id, sub string) string {
+	return sitesPath + "/" + url.PathEscape(id) + sub
 }
 
 // siteJSON is a room as the admin API answers it.
@@ -169,7 +174,7 @@ func (c *Client) Sites(ctx context.Context) ([]Site, error) {
 // Site reads one room with its version.
 func (c *Client) Site(ctx context.Context, id string) (Site, error) {
 	var s siteJSON
-	h, err := c.Do(ctx, http.MethodGet, SitePath(id), "", nil, &s)
+	h, err := c.Do(ctx, http.MethodGet, SitePath(id, ""), "", nil, &s)
 	return versioned(s, h, err)
 }
 
@@ -202,12 +207,12 @@ func (c *Client) Create(ctx context.Context, cfg room.Config) (Site, string, err
 // read; "" writes unconditionally).
 func (c *Client) Update(ctx context.Context, id, version string, cfg room.Config) (Site, error) {
 	var s siteJSON
-	h, err := c.Do(ctx, http.MethodPatch, SitePath(id), version, cfg, &s)
+	h, err := c.Do(ctx, http.MethodPatch, SitePath(id, ""), version, cfg, &s)
 	return versioned(s, h, err)
 }
 
 // Delete removes a room.
 func (c *Client) Delete(ctx context.Context, id string) error {
-	_, err := c.Do(ctx, http.MethodDelete, SitePath(id), "", nil, nil)
+	_, err := c.Do(ctx, http.MethodDelete, SitePath(id, ""), "", nil, nil)
 	return err
 }

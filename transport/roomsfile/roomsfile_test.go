@@ -282,3 +282,64 @@ func TestHCLPath(t *testing.T) {
 		}
 	}
 }
+
+func TestParseEvents(t *testing.T) {
+	rooms := mustParse(t, `
+room "launch" {
+  name            = "Launch"
+  rate_per_minute = 60
+  event {
+    name          = "Main sale"
+    starts_at     = "2030-03-01T10:00:00+01:00"
+    ends_at       = "2030-03-01T12:00:00Z"
+    prequeue_from = "2030-03-01T09:30:00+01:00"
+    message       = "It starts"
+    pow {
+      enabled = true
+      bits    = 20
+    }
+  }
+  event {
+    starts_at = "2030-03-02T10:00:00Z"
+    ends_at   = "2030-03-02T12:00:00Z"
+    mode      = "passthrough"
+  }
+}`)
+	ev := rooms[0].Config.Events
+	if len(ev) != 2 || ev[0].Name != "Main sale" || *ev[0].Message != "It starts" || ev[0].Pow == nil || ev[0].Pow.Bits != 20 || ev[1].Mode != "passthrough" {
+		t.Fatalf("events: %+v", ev)
+	}
+	if ev[0].StartsAt != time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC) || ev[0].PrequeueFrom.Location() != time.UTC {
+		t.Fatalf("event times not in UTC: %v %v", ev[0].StartsAt, ev[0].PrequeueFrom)
+	}
+}
+
+// The admin token must not cross a network in the clear, and is required.
+func TestNewClientRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		url, token string
+		allowHTTP  bool
+		ok         bool
+	}{
+		{"http://localhost:8080", "t", false, true},
+		{"http://127.0.0.1:8080/", "t", false, true},
+		{"http://[::1]:8080", "t", false, true},
+		{"https://queue.example.com", "t", false, true},
+		{"http://queue.example.com", "t", false, false},
+		{"http://10.0.0.5:8080", "t", false, false},
+		{"http://10.0.0.5:8080", "t", true, true},
+		{"http://localhost.example.com", "t", false, false},
+		{"https://queue.example.com", " ", false, false},
+		{"ftp://queue.example.com", "t", false, false},
+		{"https://user:pw@queue.example.com", "t", false, false},
+		{"queue.example.com", "t", false, false},
+	} {
+		_, err := NewClient(tc.url, tc.token, tc.allowHTTP)
+		if (err == nil) != tc.ok {
+			t.Errorf("NewClient(%q, allowHTTP %v): %v, want ok %v", tc.url, tc.allowHTTP, err, tc.ok)
+		}
+		if err != nil && tc.token != " " && strings.Contains(err.Error(), "pw") {
+			t.Errorf("the error shows the URL's password: %v", err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -124,7 +125,7 @@ func (r *codesResource) Create(ctx context.Context, req resource.CreateRequest, 
 func (r *codesResource) remove(ctx context.Context, roomID string, ids []attr.Value) error {
 	for _, id := range ids {
 		s, _ := id.(types.String)
-		_, err := r.c.Do(ctx, http.MethodDelete, roomsfile.SitePath(roomID, "/bypass-codes/", s.ValueString()), "", nil, nil)
+		_, err := r.c.Do(ctx, http.MethodDelete, roomsfile.SitePath(roomID, "/bypass-codes/"+url.PathEscape(s.ValueString())), "", nil, nil)
 		if err != nil && !roomsfile.IsNotFound(err) {
 			return err
 		}

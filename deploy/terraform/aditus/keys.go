@@ -3,6 +3,7 @@ package aditus
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -111,7 +112,7 @@ func (r *apiKeyResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, err := r.c.Do(ctx, http.MethodDelete, roomsfile.SitePath(m.RoomID.ValueString(), "/keys/", m.ID.ValueString()), "", nil, nil)
+	_, err := r.c.Do(ctx, http.MethodDelete, roomsfile.SitePath(m.RoomID.ValueString(), "/keys/"+url.PathEscape(m.ID.ValueString())), "", nil, nil)
 	if err != nil && !roomsfile.IsNotFound(err) {
 		resp.Diagnostics.AddError("revoke API key", err.Error())
 	}

@@ -265,7 +265,7 @@ func put(obj map[string]any, p string, v any) {
 // readRoom reads a room as raw JSON with its version.
 func readRoom(ctx context.Context, c *roomsfile.Client, id string) (map[string]any, string, error) {
 	raw := map[string]any{}
-	h, err := c.Do(ctx, http.MethodGet, roomsfile.SitePath(id), "", nil, &raw)
+	h, err := c.Do(ctx, http.MethodGet, roomsfile.SitePath(id, ""), "", nil, &raw)
 	if err != nil {
 		return nil, "", err
 	}
@@ -341,7 +341,7 @@ func (r *roomResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		put(raw, p, v)
 	}
 	var answer map[string]any
-	h, err := r.c.Do(ctx, http.MethodPatch, roomsfile.SitePath(id.ValueString()), version.ValueString(), raw, &answer)
+	h, err := r.c.Do(ctx, http.MethodPatch, roomsfile.SitePath(id.ValueString(), ""), version.ValueString(), raw, &answer)
 	if err != nil {
 		msg := err.Error()
 		if roomsfile.IsConflict(err) {
