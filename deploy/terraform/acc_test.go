@@ -53,11 +53,11 @@ func TestAcceptance(t *testing.T) {
 // right after, and no secret is printed. It returns the room's id.
 func (a *acc) firstApply() string {
 	t := a.t
-	a.write(roomTF(60, true))
+	a.write(roomTF(60, "2030-01-01T09:00:00Z"))
 	a.run(0, "apply", "-auto-approve")
 	a.plan(0, "plan right after apply")
 	site := a.siteBySlug("tf-sale")
-	if site["ratePerMinute"] != 60.0 || lookup(site, "pow", "enabled") != true {
+	if site["ratePerMinute"] != 60.0 || lookup(site, "pow", "enabled") != true || lookup(site, "messages", "de") != "Bitte warten" || site["opensAt"] != "2030-01-01T09:00:00Z" {
 		t.Fatalf("room on the node: %v", site)
 	}
 	id := site["id"].(string)
@@ -81,12 +81,13 @@ func (a *acc) firstApply() string {
 // apply is a conflict, not overwritten.
 func (a *acc) changes(id string) {
 	t := a.t
-	a.patch(id, func(s map[string]any) { s["messages"] = map[string]any{"de": "Bitte warten"} })
-	a.write(roomTF(120, true))
+	a.patch(id, func(s map[string]any) { s["soldOutMessage"] = map[string]any{"en": "Sold out"} })
+	a.write(roomTF(120, ""))
 	a.run(0, "apply", "-auto-approve")
 	site := a.siteBySlug("tf-sale")
-	if site["ratePerMinute"] != 120.0 || lookup(site, "messages", "de") != "Bitte warten" {
-		t.Fatalf("after the update: rate %v, messages %v; want 120 and the console's message kept", site["ratePerMinute"], site["messages"])
+	if site["ratePerMinute"] != 120.0 || site["opensAt"] != nil || lookup(site, "soldOutMessage", "en") != "Sold out" {
+		t.Fatalf("after the update: rate %v, opening %v, sold-out message %v; want 120, none, and the console's message kept",
+			site["ratePerMinute"], site["opensAt"], site["soldOutMessage"])
 	}
 	a.plan(0, "plan after the update")
 	a.patch(id, func(s map[string]any) { s["name"] = "Renamed in the console" })
@@ -138,17 +139,27 @@ func TestAcceptanceValidation(t *testing.T) {
 		t.Skip("set TF_ACC=1")
 	}
 	a := setUp(t)
-	a.write(strings.Replace(roomTF(60, false), "rate_per_minute = 60", "rate_per_minute = 0", 1))
+	a.write(strings.Replace(roomTF(60, ""), "rate_per_minute = 60", "rate_per_minute = 0", 1))
 	out := a.run(1, "plan")
 	if !strings.Contains(out, "rate_per_minute") || !strings.Contains(out, "must be at least 1") {
 		t.Fatalf("plan of a bad room:\n%s", out)
+	}
+	a.write(roomTF(60, "2030-01-01T10:00:00+01:00"))
+	out = a.run(1, "plan")
+	if !strings.Contains(out, `write it as the node keeps it: "2030-01-01T09:00:00Z"`) {
+		t.Fatalf("plan of an opening not in UTC:\n%s", out)
 	}
 	if a.siteBySlug("tf-sale") != nil {
 		t.Fatal("a bad room reached the node")
 	}
 }
 
-func roomTF(rate int, pow bool) string {
+// roomTF is the configuration: a room at rate, opening at opens (none when
+// empty), with a key and three codes.
+func roomTF(rate int, opens string) string {
+	if opens != "" {
+		opens = fmt.Sprintf("opens_at = %q", opens)
+	}
 	return fmt.Sprintf(`
 terraform {
   required_providers {
@@ -163,7 +174,9 @@ resource "aditus_room" "sale" {
   name            = "Sale"
   rate_per_minute = %d
   domains         = ["shop.example"]
-  pow_enabled     = %v
+  pow_enabled     = true
+  messages        = { de = "Bitte warten" }
+  %s
 }
 
 resource "aditus_api_key" "ci" {
@@ -177,7 +190,7 @@ resource "aditus_bypass_codes" "vip" {
   quantity    = 3
   usage_limit = 1
 }
-`, rate, pow)
+`, rate, opens)
 }
 
 func setUp(t *testing.T) *acc {

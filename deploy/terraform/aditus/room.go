@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -35,19 +37,23 @@ const (
 	kInt
 	kFloat
 	kStrings
+	kMap  // an object of strings by key
+	kTime // RFC 3339, or null
 )
+
+// nullable is the default of an attribute that is null when left out.
+type nullable struct{}
 
 // roomAttr is one attribute of aditus_room and the admin API field it
 // stands for (a JSON path: pow.bits is the bits of the pow object).
 type roomAttr struct {
 	name, json, doc string
 	kind            kind
-	def             any // nil: required
+	def             any // nil: required; nullable{}: null when left out
 }
 
 // roomAttrs are the fields the resource manages. The others (the
-// self-regulating rate, events, messages in other languages, the mode
-// messages, the opening) are left as they are on the node: an update
+// self-regulating rate, events, the mode messages) are left as they are on the node: an update
 // writes the managed fields over the room as read.
 var roomAttrs = []roomAttr{
 	{"name", "name", "The room's title shown to visitors.", kString, nil},
@@ -56,6 +62,8 @@ var roomAttrs = []roomAttr{
 	{"domains", "domains", "The shop's host names (lower case, *. allowed).", kStrings, []string{}},
 	{"active", "active", "false pauses the room.", kBool, true},
 	{"message", "message", "Plain text under the title.", kString, ""},
+	{"messages", "messages", "The message in other languages, by language code.", kMap, map[string]string{}},
+	{"opens_at", "opensAt", "A scheduled opening (RFC 3339 in UTC, as the node keeps it); numbers taken before it are drawn.", kTime, nullable{}},
 	{"language", "language", "The waiting page's language; empty: the visitor's.", kString, ""},
 	{"header_image_url", "headerImageUrl", "An image over the page.", kString, ""},
 	{"accent_color", "accentColor", "#rrggbb of the progress bar.", kString, ""},
@@ -122,6 +130,11 @@ func (a roomAttr) schema() schema.Attribute {
 	case kStrings:
 		return schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: a.doc,
 			Default: listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{}))}
+	case kMap:
+		return schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: a.doc,
+			Default: mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{}))}
+	case kTime:
+		return schema.StringAttribute{Optional: true, Description: a.doc}
 	}
 	s := schema.StringAttribute{Required: req, Optional: opt, Computed: opt, Description: a.doc}
 	if opt {
@@ -150,6 +163,8 @@ func fields(ctx context.Context, g getter) (map[string]any, bool, diag.Diagnosti
 			known = false
 		case val != nil:
 			out[a.json] = val
+		case a.def == nullable{}:
+			out[a.json] = nil // written as null: a removed opening is cleared
 		case a.def != nil:
 			out[a.json] = a.def
 		}
@@ -182,6 +197,15 @@ func readAttr(ctx context.Context, g getter, a roomAttr) (any, bool, diag.Diagno
 		list := []string{}
 		d.Append(v.ElementsAs(ctx, &list, false)...)
 		return list, false, d
+	case kMap:
+		var v types.Map
+		d := g.GetAttribute(ctx, p, &v)
+		if v.IsNull() || v.IsUnknown() {
+			return nil, v.IsUnknown(), d
+		}
+		m := map[string]string{}
+		d.Append(v.ElementsAs(ctx, &m, false)...)
+		return m, false, d
 	}
 	var v types.String
 	d := g.GetAttribute(ctx, p, &v)
@@ -221,6 +245,19 @@ func setFields(ctx context.Context, st *tfsdk.State, raw map[string]any, version
 				list = append(list, s)
 			}
 			val = list
+		case kMap:
+			m := map[string]string{}
+			obj, _ := v.(map[string]any)
+			for k, e := range obj {
+				m[k], _ = e.(string)
+			}
+			val = m
+		case kTime:
+			s, ok := v.(string)
+			val = types.StringNull()
+			if ok {
+				val = types.StringValue(s)
+			}
 		default:
 			s, _ := v.(string)
 			val = s
@@ -391,6 +428,10 @@ func (r *roomResource) ValidateConfig(ctx context.Context, req resource.Validate
 	norm := roomsfile.Normal(cfg)
 	if strings.Join(norm.Domains, ",") != strings.Join(cfg.Domains, ",") {
 		resp.Diagnostics.AddAttributeError(path.Root("domains"), "domains", fmt.Sprintf("write them as the node keeps them: %q", norm.Domains))
+		return
+	}
+	if norm.OpensAt != nil && norm.OpensAt.Format(time.RFC3339Nano) != vals["opensAt"] {
+		resp.Diagnostics.AddAttributeError(path.Root("opens_at"), "opens_at", fmt.Sprintf("write it as the node keeps it: %q", norm.OpensAt.Format(time.RFC3339Nano)))
 		return
 	}
 	if err := norm.Validate(); err != nil {
