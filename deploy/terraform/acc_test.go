@@ -81,13 +81,14 @@ func (a *acc) firstApply() string {
 // apply is a conflict, not overwritten.
 func (a *acc) changes(id string) {
 	t := a.t
-	a.patch(id, func(s map[string]any) { s["soldOutMessage"] = map[string]any{"en": "Sold out"} })
+	a.patch(id, func(s map[string]any) { s["autoRate"].(map[string]any)["raisePercent"] = 7 })
 	a.write(roomTF(120, ""))
 	a.run(0, "apply", "-auto-approve")
 	site := a.siteBySlug("tf-sale")
-	if site["ratePerMinute"] != 120.0 || site["opensAt"] != nil || lookup(site, "soldOutMessage", "en") != "Sold out" {
-		t.Fatalf("after the update: rate %v, opening %v, sold-out message %v; want 120, none, and the console's message kept",
-			site["ratePerMinute"], site["opensAt"], site["soldOutMessage"])
+	if site["ratePerMinute"] != 120.0 || site["opensAt"] != nil || lookup(site, "autoRate", "raisePercent") != 7.0 ||
+		lookup(site, "soldOutMessage", "en") != "Sold out" {
+		t.Fatalf("after the update: rate %v, opening %v, autoRate %v, sold-out message %v; want 120, none, the console's raise kept and the message",
+			site["ratePerMinute"], site["opensAt"], site["autoRate"], site["soldOutMessage"])
 	}
 	a.plan(0, "plan after the update")
 	a.patch(id, func(s map[string]any) { s["name"] = "Renamed in the console" })
@@ -176,6 +177,8 @@ resource "aditus_room" "sale" {
   domains         = ["shop.example"]
   pow_enabled     = true
   messages        = { de = "Bitte warten" }
+  sold_out_message_en    = "Sold out"
+  sold_out_message_texts = { fr = "Épuisé" }
   %s
 }
 

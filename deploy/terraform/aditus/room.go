@@ -53,7 +53,7 @@ type roomAttr struct {
 }
 
 // roomAttrs are the fields the resource manages. The others (the
-// self-regulating rate, events, the mode messages) are left as they are on the node: an update
+// self-regulating rate, events) are left as they are on the node: an update
 // writes the managed fields over the room as read.
 var roomAttrs = []roomAttr{
 	{"name", "name", "The room's title shown to visitors.", kString, nil},
@@ -81,6 +81,14 @@ var roomAttrs = []roomAttr{
 	{"address_budget_burst", "addressBudget.burst", "New numbers one address may take at once.", kInt, room.DefaultBudgetBurst},
 	{"mode", "mode", "queue, passthrough, soldOut, maintenance or queueAll.", kString, room.ModeQueue},
 	{"waiting_status", "waitingStatus", "The HTTP status of a JSON \"you are waiting\": 200, 202 or 429.", kInt, 200},
+	{"sold_out_message_en", "soldOutMessage.en", "The English message shown while the mode is soldOut.", kString, ""},
+	{"sold_out_message_de", "soldOutMessage.de", "The German message shown while the mode is soldOut.", kString, ""},
+	{"sold_out_message_texts", "soldOutMessage.texts", "The message shown while the mode is soldOut in other languages, by code.", kMap, map[string]string{}},
+	{"sold_out_message_link_url", "soldOutMessage.linkUrl", "An absolute http(s) URL offered under it.", kString, ""},
+	{"maintenance_message_en", "maintenanceMessage.en", "The English message shown while the mode is maintenance.", kString, ""},
+	{"maintenance_message_de", "maintenanceMessage.de", "The German message shown while the mode is maintenance.", kString, ""},
+	{"maintenance_message_texts", "maintenanceMessage.texts", "The message shown while the mode is maintenance in other languages, by code.", kMap, map[string]string{}},
+	{"maintenance_message_link_url", "maintenanceMessage.linkUrl", "An absolute http(s) URL offered under it.", kString, ""},
 }
 
 func newRoom() resource.Resource { return &roomResource{base{suffix: "_room"}} }
