@@ -51,6 +51,9 @@ func parseRoomsFlags(cmd string, args []string) (roomsFlags, error) {
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), roomsUsage)
 	}
+	if f.planFile != "" && f.destroy {
+		return f, errors.New("-destroy goes with plan: a saved plan already says what it deletes")
+	}
 	if (f.file == "") == (f.planFile == "") {
 		return f, fmt.Errorf("name the rooms file with -f (or, for apply, a saved plan with -plan)\n%s", roomsUsage)
 	}
