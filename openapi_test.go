@@ -35,7 +35,7 @@ const docAdminToken = "openapi-test-admin-token"
 // document are the same set (both ways), and recorded answers of every
 // documented operation are valid against the document's schemas.
 func TestOpenAPI(t *testing.T) {
-	base, e := startInProcess(t)
+	base, e := startInProcess(t, capacityProxyFlags(t)...)
 	c := &docClient{t: t, base: base}
 	st, h, body := c.raw("GET", "/api/openapi.json", "", nil)
 	if st != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "application/json") || !bytes.Equal(body, api.OpenAPI) {

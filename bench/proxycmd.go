@@ -34,14 +34,10 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	d := fs.Duration("duration", 8*time.Second, "length of each wrk run (whole seconds)")
 	clients := fs.String("clients", "fast,std", "the proxy's --upstream-client values to compare, comma-separated")
 	nginx := fs.Bool("nginx", true, "compare with nginx when it is installed")
-	fs.Usage = usageFunc(fs, proxySynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
+	if code, done := parse(fs, proxySynopsis, args, stdout, stderr); done {
 		return code
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "aditus-queue bench proxy: %v\n", err)
-		return code
-	}
+	fail := failure(stderr, "proxy")
 	if *conns < 1 || *rounds < 1 || *d < time.Second {
 		return fail(ExitUsage, fmt.Errorf("--connections and --rounds must be at least 1 and --duration at least 1s"))
 	}
@@ -100,8 +96,8 @@ func printProxyTargets(w io.Writer, ts []floor.ProxyTarget) {
 	for _, t := range ts {
 		fmt.Fprintf(w, "%-10s %9.0f req/s  p99 %6.2f ms  CPU %5.1f µs/request  ×%.2f req/s  ×%.2f p99  ×%.2f CPU\n",
 			t.Name, t.MedianRate(), ms(t.MedianP99()), us(t.MedianCPU()),
-			floorRatio(t.MedianRate(), base.MedianRate()), floorRatio(float64(t.MedianP99()), float64(base.MedianP99())),
-			floorRatio(float64(t.MedianCPU()), float64(base.MedianCPU())))
+			floor.Ratio(t.MedianRate(), base.MedianRate()), floor.Ratio(float64(t.MedianP99()), float64(base.MedianP99())),
+			floor.Ratio(float64(t.MedianCPU()), float64(base.MedianCPU())))
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/bench/median"
 )
 
 // ProxyConfig is a comparison of `aditus-queue proxy` with nginx under
@@ -71,23 +73,11 @@ func (t ProxyTarget) MedianCPU() time.Duration {
 
 // MedianRate and MedianP99 are over the target's runs.
 func (t ProxyTarget) MedianRate() float64 {
-	return medianOf(t.Runs, func(r WrkResult) float64 { return r.Rate })
+	return median.Lower(t.Runs, func(r WrkResult) float64 { return r.Rate })
 }
 
 func (t ProxyTarget) MedianP99() time.Duration {
-	return time.Duration(medianOf(t.Runs, func(r WrkResult) float64 { return float64(r.P99) }))
-}
-
-func medianOf(rs []WrkResult, f func(WrkResult) float64) float64 {
-	if len(rs) == 0 {
-		return 0
-	}
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = f(r)
-	}
-	slices.Sort(v)
-	return v[(len(v)-1)/2]
+	return time.Duration(median.Lower(t.Runs, func(r WrkResult) float64 { return float64(r.P99) }))
 }
 
 // proxyHost is the host block the compared proxies serve.
