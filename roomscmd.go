@@ -115,11 +115,11 @@ func roomsCommand(ctx context.Context, cmd string, args []string, out io.Writer)
 // roomsPlan reads the file (checked whole before any request) or the saved
 // plan, and the node's rooms.
 func roomsPlan(ctx context.Context, f roomsFlags) (roomsfile.Plan, *roomsfile.Client, error) {
-	var rooms []roomsfile.Room
+	var file roomsfile.File
 	var saved *roomsfile.Plan
 	var err error
 	if f.file != "" {
-		rooms, err = roomsfile.LoadFile(f.file)
+		file, err = roomsfile.LoadFile(f.file)
 	} else {
 		saved, err = loadPlan(f.planFile)
 	}
@@ -137,11 +137,31 @@ func roomsPlan(ctx context.Context, f roomsFlags) (roomsfile.Plan, *roomsfile.Cl
 	if saved != nil {
 		return *saved, c, nil
 	}
+	plan, err := diffNode(ctx, c, file, f.destroy)
+	return plan, c, err
+}
+
+// diffNode reads the node's rooms (its capacity rooms only when the file
+// names some) and compares them with the file.
+func diffNode(ctx context.Context, c *roomsfile.Client, file roomsfile.File, destroy bool) (roomsfile.Plan, error) {
 	have, err := c.Sites(ctx)
 	if err != nil {
-		return roomsfile.Plan{}, nil, err
+		return roomsfile.Plan{}, err
 	}
-	return roomsfile.Diff(rooms, have, f.destroy), c, nil
+	plan := roomsfile.Diff(file.Rooms, have, destroy)
+	if len(file.Capacity) == 0 {
+		return plan, nil
+	}
+	capacity, err := c.CapacityRooms(ctx)
+	if err != nil {
+		return roomsfile.Plan{}, err
+	}
+	steps, err := roomsfile.DiffCapacity(file.Capacity, capacity)
+	if err != nil {
+		return roomsfile.Plan{}, err
+	}
+	plan.Steps = append(plan.Steps, steps...)
+	return plan, nil
 }
 
 func applyPlan(ctx context.Context, c *roomsfile.Client, plan roomsfile.Plan, secretsFile string, out io.Writer) (int, error) {

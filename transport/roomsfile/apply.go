@@ -58,6 +58,11 @@ func applyStep(ctx context.Context, c *Client, s Step, secrets io.Writer) (strin
 		return fmt.Sprintf("changed room %q (%s): %d fields", s.Slug, s.ID, len(s.Fields)), nil
 	case Delete:
 		return deleteStep(ctx, c, s)
+	case Adjust:
+		if err := c.adjust(ctx, s); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("adjusted capacity room %s (%s): %d fields", s.Slug, s.ID, len(s.Fields)), nil
 	}
 	return "", nil
 }

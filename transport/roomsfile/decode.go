@@ -41,60 +41,105 @@ type Room struct {
 	Range  hcl.Range
 }
 
+// File is a rooms file: rate rooms, and capacity rooms' runtime settings.
+type File struct {
+	Rooms    []Room
+	Capacity []CapacityRoom
+}
+
 // LoadFile reads and checks a rooms file. Every problem is an error naming
 // the file and line; nothing is sent anywhere before the whole file holds.
-func LoadFile(path string) ([]Room, error) {
+func LoadFile(path string) (File, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return File{}, err
 	}
 	if fi.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d a rooms file may have", path, fi.Size(), MaxFileBytes)
+		return File{}, fmt.Errorf("%s: %d bytes, more than the %d a rooms file may have", path, fi.Size(), MaxFileBytes)
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return File{}, err
 	}
-	return Parse(src, path)
+	return ParseFile(src, path)
 }
 
-// Parse reads rooms from HCL source; filename names it in errors.
+// Parse reads the rate rooms of HCL source; filename names it in errors.
 func Parse(src []byte, filename string) ([]Room, error) {
+	f, err := ParseFile(src, filename)
+	return f.Rooms, err
+}
+
+// ParseFile reads a rooms file from HCL source; filename names it in
+// errors.
+func ParseFile(src []byte, filename string) (File, error) {
 	if len(src) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: more than the %d bytes a rooms file may have", filename, MaxFileBytes)
+		return File{}, fmt.Errorf("%s: more than the %d bytes a rooms file may have", filename, MaxFileBytes)
 	}
 	f, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
 	if diags.HasErrors() {
-		return nil, diagError(diags)
+		return File{}, diagError(diags)
 	}
 	body := f.Body.(*hclsyntax.Body)
 	for _, a := range sortedAttrs(body) {
-		return nil, atRange(a.NameRange, "%q: only room blocks belong at the top of a rooms file", a.Name)
+		return File{}, atRange(a.NameRange, "%q: only room blocks belong at the top of a rooms file", a.Name)
 	}
-	var rooms []Room
+	var out File
 	seen := map[string]hcl.Range{}
 	for _, b := range body.Blocks {
+		if b.Type == "capacity_room" {
+			if err := out.addCapacity(b, seen); err != nil {
+				return File{}, err
+			}
+			continue
+		}
 		if b.Type != "room" {
-			return nil, atRange(b.TypeRange, "unknown block %q: a rooms file holds room \"<slug>\" { … } blocks", b.Type)
+			return File{}, atRange(b.TypeRange, "unknown block %q: a rooms file holds room \"<slug>\" { … } and capacity_room \"<host>\" \"<name>\" { … } blocks", b.Type)
 		}
-		if len(b.Labels) != 1 {
-			return nil, atRange(b.TypeRange, "a room block takes one label, its slug: room \"summer-sale\" { … }")
+		if err := out.addRoom(b, seen); err != nil {
+			return File{}, err
 		}
-		slug := b.Labels[0]
-		if prev, dup := seen[slug]; dup {
-			return nil, atRange(b.LabelRanges[0], "room %q is declared twice (first at line %d)", slug, prev.Start.Line)
-		}
-		seen[slug] = b.DefRange()
-		if len(rooms) == MaxRooms {
-			return nil, atRange(b.DefRange(), "more than %d rooms in one file", MaxRooms)
-		}
-		r, err := decodeRoom(b)
-		if err != nil {
-			return nil, err
-		}
-		rooms = append(rooms, r)
 	}
-	return rooms, nil
+	return out, nil
+}
+
+// addRoom reads one room block into f.
+func (f *File) addRoom(b *hclsyntax.Block, seen map[string]hcl.Range) error {
+	if len(b.Labels) != 1 {
+		return atRange(b.TypeRange, "a room block takes one label, its slug: room \"summer-sale\" { … }")
+	}
+	slug := b.Labels[0]
+	if prev, dup := seen[slug]; dup {
+		return atRange(b.LabelRanges[0], "room %q is declared twice (first at line %d)", slug, prev.Start.Line)
+	}
+	seen[slug] = b.DefRange()
+	if len(f.Rooms)+len(f.Capacity) == MaxRooms {
+		return atRange(b.DefRange(), "more than %d rooms in one file", MaxRooms)
+	}
+	r, err := decodeRoom(b)
+	if err != nil {
+		return err
+	}
+	f.Rooms = append(f.Rooms, r)
+	return nil
+}
+
+// addCapacity reads one capacity_room block into f.
+func (f *File) addCapacity(b *hclsyntax.Block, seen map[string]hcl.Range) error {
+	r, err := decodeCapacity(b)
+	if err != nil {
+		return err
+	}
+	key := "capacity " + r.Host + " " + r.Name
+	if prev, dup := seen[key]; dup {
+		return atRange(b.DefRange(), "capacity room %s %s is declared twice (first at line %d)", r.Host, r.Name, prev.Start.Line)
+	}
+	seen[key] = b.DefRange()
+	if len(f.Rooms)+len(f.Capacity) == MaxRooms {
+		return atRange(b.DefRange(), "more than %d rooms in one file", MaxRooms)
+	}
+	f.Capacity = append(f.Capacity, r)
+	return nil
 }
 
 // decodeRoom turns one room block into a checked configuration.
@@ -146,14 +191,18 @@ func fieldError(err error, spans map[string]hcl.Range, slug string) error {
 	if !ok {
 		return fmt.Errorf("room %q: %w", slug, err)
 	}
-	p := fe.Field
+	return atRange(spanOf(spans, fe.Field), "room %q: %s: %s", slug, HCLPath(fe.Field), fe.Message)
+}
+
+// spanOf is where field p was written, or its nearest enclosing block.
+func spanOf(spans map[string]hcl.Range, p string) hcl.Range {
 	for {
 		if r, ok := spans[p]; ok {
-			return atRange(r, "room %q: %s: %s", slug, HCLPath(fe.Field), fe.Message)
+			return r
 		}
 		i := strings.LastIndexAny(p, ".[")
 		if i < 0 {
-			return atRange(spans[""], "room %q: %s: %s", slug, HCLPath(fe.Field), fe.Message)
+			return spans[""]
 		}
 		p = p[:i]
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,6 +44,10 @@ type Step struct {
 	Config *room.Config `json:"config,omitempty"`
 	// Fields are the differences, field by field.
 	Fields []FieldChange `json:"fields,omitempty"`
+	// Capacity and Reset are a capacity room's runtime settings to write
+	// and the fields that go back to the proxies' file (adjust).
+	Capacity *CapacityRuntime `json:"capacity,omitempty"`
+	Reset    []string         `json:"reset,omitempty"`
 }
 
 // FieldChange is one field's value before and after, as JSON; "" is
@@ -112,12 +117,12 @@ func (p Plan) Count(a Action) int {
 
 // Changes reports whether applying the plan would write anything.
 func (p Plan) Changes() bool {
-	return p.Count(Create)+p.Count(Change)+p.Count(Delete) > 0
+	return p.Count(Create)+p.Count(Change)+p.Count(Delete)+p.Count(Adjust) > 0
 }
 
 // compare lists the fields whose values differ between two
 // configurations, by path, in order.
-func compare(old, new room.Config) []FieldChange {
+func compare(old, new any) []FieldChange {
 	a, b := flatten(old), flatten(new)
 	paths := make([]string, 0, len(a)+len(b))
 	for k := range a {
@@ -138,10 +143,11 @@ func compare(old, new room.Config) []FieldChange {
 	return out
 }
 
-// flatten is cfg's JSON as leaf paths (pow.bits, autoRate.rules[0].op) and
-// their values; a list of plain values is one leaf.
-func flatten(cfg room.Config) map[string]string {
-	raw, _ := json.Marshal(cfg) // a Config always encodes
+// flatten is a configuration's JSON as leaf paths (pow.bits,
+// autoRate.rules[0].op) and their values; a list of plain values is one
+// leaf.
+func flatten(cfg any) map[string]string {
+	raw, _ := json.Marshal(cfg) // configurations always encode
 	var v any
 	_ = json.Unmarshal(raw, &v)
 	out := map[string]string{}
@@ -210,6 +216,8 @@ func (p Plan) Write(w io.Writer) {
 			fmt.Fprintf(w, "- room %q (%s) will be deleted\n", s.Slug, s.ID)
 		case Keep:
 			fmt.Fprintf(w, "  room %q (%s) is not in the file, kept (-destroy deletes it)\n", s.Slug, s.ID)
+		case Adjust:
+			fmt.Fprintf(w, "~ capacity room %s (%s) will be adjusted; (none) is the proxies' file's value\n", s.Slug, s.ID)
 		}
 		for _, f := range s.Fields {
 			if s.Action == Create {
@@ -223,6 +231,9 @@ func (p Plan) Write(w io.Writer) {
 		fmt.Fprintf(w, "No changes: the node matches the file.")
 	} else {
 		fmt.Fprintf(w, "Plan: %d to create, %d to change, %d to delete.", p.Count(Create), p.Count(Change), p.Count(Delete))
+		if n := p.Count(Adjust); n > 0 {
+			fmt.Fprintf(w, " %d capacity rooms to adjust.", n)
+		}
 	}
 	if n := p.Count(Keep); n > 0 {
 		fmt.Fprintf(w, " %d not in the file, kept.", n)
@@ -230,21 +241,27 @@ func (p Plan) Write(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// fromObject decodes a JSON object into a configuration.
-func fromObject(obj map[string]any, cfg *room.Config) error {
+// fromObject decodes a JSON object into out, refusing unknown fields.
+func fromObject(obj map[string]any, out any) error {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
-	return dec.Decode(cfg)
+	return dec.Decode(out)
 }
 
 // Check refuses a saved plan that could not have come from Diff: a step
 // without the room it acts on, or a configuration the node would refuse.
 func (p Plan) Check() error {
 	for i, s := range p.Steps {
+		if s.Action == Adjust {
+			if err := checkAdjust(s); err != nil {
+				return fmt.Errorf("step %d (capacity room %s): %w", i, s.Slug, err)
+			}
+			continue
+		}
 		if err := room.ValidateSlug(s.Slug); err != nil {
 			return fmt.Errorf("step %d: %w", i, err)
 		}
@@ -262,6 +279,21 @@ func (p Plan) Check() error {
 		}
 		if s.Action != Create && (s.ID == "" || s.Version == "") {
 			return fmt.Errorf("step %d (room %q): no id or version", i, s.Slug)
+		}
+	}
+	return nil
+}
+
+func checkAdjust(s Step) error {
+	if !capacityID.MatchString(s.ID) || s.Version == "" || s.Capacity == nil {
+		return fmt.Errorf("no room id, version or settings")
+	}
+	if field, msg := s.Capacity.invalid(); field != "" {
+		return fmt.Errorf("%s: %s", field, msg)
+	}
+	for _, r := range s.Reset {
+		if !slices.Contains(runtimeFields, r) {
+			return fmt.Errorf("cannot reset %q", r)
 		}
 	}
 	return nil

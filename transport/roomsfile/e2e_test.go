@@ -61,7 +61,7 @@ type node struct {
 	out  *bytes.Buffer
 }
 
-func startNode(t *testing.T, dataDir string) *node {
+func startNode(t *testing.T, dataDir string, extra ...string) *node {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -70,8 +70,8 @@ func startNode(t *testing.T, dataDir string) *node {
 	addr := ln.Addr().String()
 	ln.Close()
 	n := &node{base: "http://" + addr, out: &bytes.Buffer{}}
-	n.cmd = exec.Command(binary(t), "serve", "--addr", addr, "--public-url", n.base, "--data-dir", dataDir,
-		"--ops-addr", "127.0.0.1:0", "--admin-token", testToken)
+	n.cmd = exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--public-url", n.base, "--data-dir", dataDir,
+		"--ops-addr", "127.0.0.1:0", "--admin-token", testToken}, extra...)...)
 	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -343,4 +343,84 @@ func TestRoomsAfterRestore(t *testing.T) {
 	expect(t, "apply after the restore", code, out, 0)
 	code, out = rooms(t, n, "plan", "-f", file)
 	expect(t, "plan after catching up", code, out, 0, "No changes")
+}
+
+const proxyFile = `host "shop.example.com" {
+  location "/" {
+    upstream "127.0.0.1:9" {}
+    waiting_room {
+      active         = 500
+      on_store_error = "wait"
+    }
+  }
+}
+`
+
+// A capacity room's runtime settings: set, reset to the proxies' file
+// when the rooms file leaves them out, and a conflict with a change made
+// in the console after the plan.
+func TestRoomsCapacity(t *testing.T) {
+	dir := t.TempDir()
+	proxyConfig := filepath.Join(dir, "proxy.hcl")
+	writeFile(t, proxyConfig, proxyFile)
+	n := startNode(t, filepath.Join(dir, "data"), "--proxy-config", proxyConfig, "--proxy-addr", "127.0.0.1:0")
+	c := client(t, n)
+	var room roomsfile.CapacityState
+	deadline := time.Now().Add(15 * time.Second)
+	for room.ID == "" {
+		if rooms, err := c.CapacityRooms(context.Background()); err == nil && len(rooms) == 1 {
+			room = rooms[0]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the proxy's capacity room was not listed: %v %v", rooms, err)
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	file, planFile := filepath.Join(dir, "rooms.hcl"), filepath.Join(dir, "plan.json")
+	writeFile(t, file, "capacity_room \"shop.example.com\" \"/\" {\n  active = 800\n  paused = true\n}\n")
+	code, out := rooms(t, n, "plan", "-f", file)
+	expect(t, "plan", code, out, 2, "~ capacity room shop.example.com / ("+room.ID+") will be adjusted", "active: (none) -> 800", "paused: (none) -> true")
+	code, out = rooms(t, n, "apply", "-f", file)
+	expect(t, "apply", code, out, 0, "adjusted capacity room shop.example.com /")
+	code, out = rooms(t, n, "plan", "-f", file)
+	expect(t, "plan after apply", code, out, 0, "No changes")
+
+	writeFile(t, file, "capacity_room \"shop.example.com\" \"/\" {\n  active = 800\n}\n")
+	code, out = rooms(t, n, "apply", "-f", file)
+	expect(t, "apply without paused", code, out, 0, "paused: true -> (none)")
+	now := capacityRuntime(t, c, room.ID)
+	if now.Runtime.Paused != nil || now.Runtime.Active == nil || *now.Runtime.Active != 800 {
+		t.Fatalf("runtime after the reset: %+v", now.Runtime)
+	}
+
+	writeFile(t, file, "capacity_room \"shop.example.com\" \"/\" {\n  active = 900\n}\n")
+	code, out = rooms(t, n, "plan", "-f", file, "-out", planFile)
+	expect(t, "plan -out", code, out, 2, "active: 800 -> 900")
+	if _, err := c.Do(context.Background(), "PATCH", "/api/admin/queue/capacity/"+room.ID, now.Version, map[string]any{"active": 850}, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out = rooms(t, n, "apply", "-plan", planFile)
+	expect(t, "apply of the older plan", code, out, 1, "conflict: room \"shop.example.com /\" changed on the node since the plan read it")
+	if now = capacityRuntime(t, c, room.ID); *now.Runtime.Active != 850 {
+		t.Fatalf("the conflict overwrote the console's change: %+v", now.Runtime)
+	}
+
+	writeFile(t, file, "capacity_room \"other.example.com\" \"/\" {\n  active = 5\n}\n")
+	code, out = rooms(t, n, "plan", "-f", file)
+	expect(t, "plan of a room no proxy serves", code, out, 1, "capacity room other.example.com /: no proxy node serves it")
+}
+
+func capacityRuntime(t *testing.T, c *roomsfile.Client, id string) roomsfile.CapacityState {
+	t.Helper()
+	rooms, err := c.CapacityRooms(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rooms {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("capacity room %s not listed", id)
+	return roomsfile.CapacityState{}
 }
