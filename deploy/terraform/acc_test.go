@@ -196,7 +196,9 @@ resource "aditus_bypass_codes" "vip" {
 `, rate, opens)
 }
 
-func setUp(t *testing.T) *acc {
+// setUp builds the provider and the server, starts serve (with extra
+// flags) and writes the CLI configuration.
+func setUp(t *testing.T, extra ...string) *acc {
 	tmp := t.TempDir()
 	a := &acc{t: t, dir: filepath.Join(tmp, "tf")}
 	a.tofu = os.Getenv("AQ_TOFU")
@@ -211,7 +213,7 @@ func setUp(t *testing.T) *acc {
 	goBuild(t, ".", filepath.Join(plugins, "terraform-provider-aditus"), ".")
 	server := filepath.Join(tmp, "aditus-queue")
 	goBuild(t, "../..", server, ".")
-	a.base = startServe(t, server, filepath.Join(tmp, "data"))
+	a.base = startServe(t, server, filepath.Join(tmp, "data"), extra...)
 	cliConfig := filepath.Join(tmp, "tofu.rc")
 	writeFile(t, cliConfig, fmt.Sprintf(`provider_installation {
   dev_overrides {
@@ -244,7 +246,7 @@ func writeFile(t *testing.T, path, src string) {
 	}
 }
 
-func startServe(t *testing.T, bin, dataDir string) string {
+func startServe(t *testing.T, bin, dataDir string, extra ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -253,8 +255,8 @@ func startServe(t *testing.T, bin, dataDir string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	var log bytes.Buffer
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--public-url", "http://"+addr, "--data-dir", dataDir,
-		"--ops-addr", "127.0.0.1:0", "--admin-token", accToken)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir,
+		"--ops-addr", "127.0.0.1:0", "--admin-token", accToken}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -417,4 +419,95 @@ func lookup(m map[string]any, keys ...string) any {
 		cur = mm[k]
 	}
 	return cur
+}
+
+const proxyHCL = `host "shop.example.com" {
+  location "/" {
+    upstream "127.0.0.1:9" {}
+    waiting_room {
+      active         = 500
+      on_store_error = "wait"
+    }
+  }
+}
+`
+
+func capacityTF(settings string) string {
+	return `
+terraform {
+  required_providers {
+    aditus = { source = "aditus-queue/aditus" }
+  }
+}
+
+resource "aditus_capacity_room" "shop" {
+  host = "shop.example.com"
+  name = "/"
+  ` + settings + `
+}
+`
+}
+
+// A capacity room's runtime settings: adopted, changed, put back to the
+// proxies' file when left out or destroyed, imported by id.
+func TestAcceptanceCapacity(t *testing.T) {
+	if os.Getenv("TF_ACC") != "1" {
+		t.Skip("set TF_ACC=1")
+	}
+	proxy := filepath.Join(t.TempDir(), "proxy.hcl")
+	writeFile(t, proxy, proxyHCL)
+	a := setUp(t, "--proxy-config", proxy, "--proxy-addr", "127.0.0.1:0")
+	id := a.capacityID()
+	a.write(capacityTF("active = 800\n  paused = true"))
+	a.run(0, "apply", "-auto-approve")
+	a.plan(0, "plan right after apply")
+	if rt := a.runtime(id); rt["active"] != 800.0 || rt["paused"] != true {
+		t.Fatalf("runtime after apply: %v", rt)
+	}
+	a.write(capacityTF("active = 800"))
+	a.run(0, "apply", "-auto-approve")
+	if rt := a.runtime(id); rt["active"] != 800.0 || rt["paused"] != nil {
+		t.Fatalf("runtime with paused left out: %v, want it back to the file's", rt)
+	}
+	a.plan(0, "plan after the reset")
+	a.write(capacityTF("address_budget_burst = 5"))
+	if out := a.run(1, "plan"); !strings.Contains(out, "go together") {
+		t.Fatalf("half an address budget:\n%s", out)
+	}
+	a.write(capacityTF("active = 800"))
+	a.run(0, "state", "rm", "aditus_capacity_room.shop")
+	a.run(0, "import", "aditus_capacity_room.shop", id)
+	a.plan(0, "plan after import")
+	a.run(0, "destroy", "-auto-approve")
+	if rt := a.runtime(id); rt["active"] != nil {
+		t.Fatalf("runtime after destroy: %v, want the file's", rt)
+	}
+}
+
+// capacityID waits for the proxy's room to be announced, and returns its id.
+func (a *acc) capacityID() string {
+	a.t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		var list struct {
+			Rooms []struct{ ID string } `json:"rooms"`
+		}
+		if a.call("GET", "/api/admin/queue/capacity", accToken, nil, &list) == 200 && len(list.Rooms) == 1 {
+			return list.Rooms[0].ID
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatal("the proxy's capacity room was not listed")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (a *acc) runtime(id string) map[string]any {
+	a.t.Helper()
+	var st struct {
+		Runtime map[string]any `json:"runtime"`
+	}
+	if code := a.call("GET", "/api/admin/queue/capacity/"+id, accToken, nil, &st); code != 200 {
+		a.t.Fatalf("GET capacity room: %d", code)
+	}
+	return st.Runtime
 }

@@ -59,7 +59,7 @@ func applyStep(ctx context.Context, c *Client, s Step, secrets io.Writer) (strin
 	case Delete:
 		return deleteStep(ctx, c, s)
 	case Adjust:
-		if err := c.adjust(ctx, s); err != nil {
+		if err := c.Adjust(ctx, s.ID, s.Version, *s.Capacity, s.Reset); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("adjusted capacity room %s (%s): %d fields", s.Slug, s.ID, len(s.Fields)), nil

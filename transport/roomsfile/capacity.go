@@ -37,8 +37,8 @@ type CapacityPow struct {
 	MaxBits   int     `json:"maxBits"`
 }
 
-// runtimeFields are CapacityRuntime's fields, which `reset` names.
-var runtimeFields = []string{"active", "paused", "open", "pow", "addressBudget"}
+// RuntimeFields are CapacityRuntime's fields, as `reset` names them.
+var RuntimeFields = []string{"active", "paused", "open", "pow", "addressBudget"}
 
 // CapacityRoom is one `capacity_room "<host>" "<name>"` block.
 type CapacityRoom struct {
@@ -131,7 +131,7 @@ func DiffCapacity(want []CapacityRoom, have []CapacityState) ([]Step, error) {
 func resets(have, want CapacityRuntime) []string {
 	h, w := flatten(have), flatten(want)
 	var out []string
-	for _, f := range runtimeFields {
+	for _, f := range RuntimeFields {
 		if hasPrefix(h, f) && !hasPrefix(w, f) {
 			out = append(out, f)
 		}
@@ -178,14 +178,16 @@ func (c *Client) CapacityRooms(ctx context.Context) ([]CapacityState, error) {
 	return out, nil
 }
 
-// adjust writes a capacity room's runtime settings over version.
-func (c *Client) adjust(ctx context.Context, s Step) error {
+// Adjust writes capacity room id's runtime settings over version (its
+// ETag as read): the fields rt sets, and the fields reset names back to
+// the proxies' file's.
+func (c *Client) Adjust(ctx context.Context, id, version string, rt CapacityRuntime, reset []string) error {
 	body := map[string]any{}
-	raw, _ := json.Marshal(s.Capacity) // a CapacityRuntime always encodes
+	raw, _ := json.Marshal(rt) // a CapacityRuntime always encodes
 	_ = json.Unmarshal(raw, &body)
-	if len(s.Reset) > 0 {
-		body["reset"] = s.Reset
+	if len(reset) > 0 {
+		body["reset"] = reset
 	}
-	_, err := c.Do(ctx, http.MethodPatch, capacityPath+"/"+url.PathEscape(s.ID), s.Version, body, nil)
+	_, err := c.Do(ctx, http.MethodPatch, capacityPath+"/"+url.PathEscape(id), version, body, nil)
 	return err
 }

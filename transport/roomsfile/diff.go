@@ -292,7 +292,7 @@ func checkAdjust(s Step) error {
 		return fmt.Errorf("%s: %s", field, msg)
 	}
 	for _, r := range s.Reset {
-		if !slices.Contains(runtimeFields, r) {
+		if !slices.Contains(RuntimeFields, r) {
 			return fmt.Errorf("cannot reset %q", r)
 		}
 	}

@@ -77,7 +77,7 @@ func firstOf(vals ...string) string {
 }
 
 func (p *aditusProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newRoom, newAPIKey, newBypassCodes}
+	return []func() resource.Resource{newRoom, newAPIKey, newBypassCodes, newCapacityRoom}
 }
 
 func (p *aditusProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }

@@ -19,7 +19,7 @@ func TestSchemas(t *testing.T) {
 	for _, d := range res.Diagnostics {
 		t.Errorf("%s: %s", d.Summary, d.Detail)
 	}
-	for _, name := range []string{"aditus_room", "aditus_api_key", "aditus_bypass_codes"} {
+	for _, name := range []string{"aditus_room", "aditus_api_key", "aditus_bypass_codes", "aditus_capacity_room"} {
 		if res.ResourceSchemas[name] == nil {
 			t.Errorf("no resource %s", name)
 		}
