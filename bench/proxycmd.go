@@ -19,7 +19,9 @@ Measures the capacity proxy (aditus-queue proxy) against nginx with wrk, in
 one run. A bare net/http upstream (the floor child) is hit directly,
 through nginx (proxy_pass over kept-alive upstream connections) when nginx
 is installed, and through aditus-queue proxy with each --clients upstream
-client, sending an admitted visitor's cookie of a capacity room. Every
+client behind each --visitor-servers server (proxy-CLIENT on fasthttp's,
+proxy-CLIENT-nethttp on net/http's), sending an admitted visitor's cookie
+of a capacity room. Every
 target runs --rounds times, the order reversed every other round; it
 prints each run with the server's CPU time per request (its processes'
 user and system time over the run, from /proc: the figure a busy machine
@@ -33,6 +35,7 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rounds := fs.Int("rounds", 3, "runs of each target, in alternating order")
 	d := fs.Duration("duration", 8*time.Second, "length of each wrk run (whole seconds)")
 	clients := fs.String("clients", "fast,std", "the proxy's --upstream-client values to compare, comma-separated")
+	servers := fs.String("visitor-servers", "fast,std", "the proxy's --visitor-server values to run each client behind, comma-separated")
 	nginx := fs.Bool("nginx", true, "compare with nginx when it is installed")
 	if code, done := parse(fs, proxySynopsis, args, stdout, stderr); done {
 		return code
@@ -48,6 +51,13 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		list = append(list, c)
 	}
+	var vs []string
+	for _, s := range strings.Split(*servers, ",") {
+		if s = strings.TrimSpace(s); s != "fast" && s != "std" {
+			return fail(ExitUsage, fmt.Errorf("--visitor-servers: unknown visitor server %q; want fast and/or std", s))
+		}
+		vs = append(vs, s)
+	}
 	wrk, err := floor.FindWrk()
 	if err != nil {
 		return fail(ExitFailed, err)
@@ -61,7 +71,7 @@ func proxyCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fail(ExitFailed, err)
 	}
 	defer os.RemoveAll(dir)
-	cfg := floor.ProxyConfig{Exe: exe, Clients: list, Wrk: wrk, Conns: *conns, Duration: *d, Rounds: *rounds,
+	cfg := floor.ProxyConfig{Exe: exe, Clients: list, Servers: vs, Wrk: wrk, Conns: *conns, Duration: *d, Rounds: *rounds,
 		Dir: dir, ChildEnv: childEnv, Stderr: stderr,
 		OnRun: func(round int, name string, r floor.WrkResult, cpu time.Duration) {
 			fmt.Fprintf(stdout, "round %d  %-10s %9.0f req/s  p99 %6.2f ms  CPU %5.1f µs/request  errors %d\n",
