@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -234,4 +235,15 @@ func (c *docClient) call(want int, method, path, auth string, body any, hdr ...s
 		_ = json.Unmarshal(b, &m)
 	}
 	return m
+}
+
+// freeAddr returns a loopback address on a port the kernel had free.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -671,5 +671,18 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 		if st, _, _ := raw(t, base, "shop.test", "/", cookies[i]); st != 200 {
 			t.Fatalf("slot holder %d after the restart: %d", i, st)
 		}
+	}
+}
+
+func TestProxyHasTheOperationsListener(t *testing.T) {
+	s := newShop(t)
+	ops := freeAddr(t)
+	startProxyProc(t, t.TempDir(), fmt.Sprintf(capacityConfig, s.addr(), 3, "1m"), "--ops-addr", ops)
+	st, body := get(t, "http://"+ops+"/metrics")
+	if st != http.StatusOK || !strings.Contains(body, "\naditus_queue_rooms_unavailable ") || !strings.Contains(body, "\ngo_goroutines ") {
+		t.Fatalf("proxy's /metrics: %d, want the node's and the process's metrics", st)
+	}
+	if st, body := get(t, "http://"+ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {
+		t.Fatalf("proxy's healthz: %d %q", st, body)
 	}
 }
