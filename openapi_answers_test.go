@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/gorilla/websocket"
 )
 
@@ -259,11 +260,11 @@ func driveDraw(c *docClient) {
 	c.call(200, "POST", "/queue/docs-draw/join", "", nil)
 	c.call(200, "GET", "/queue/docs-draw/info", "", nil)
 	c.call(425, "GET", "/queue/docs-draw/draw", "", nil)
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if st, _, _ := c.raw("GET", "/queue/docs-draw/draw", "", nil); st == http.StatusOK {
-			break
-		}
-	}
+	// The draw is made just after the opening; the call below checks it.
+	testwait.Poll(15*time.Second, 50*time.Millisecond, func() bool {
+		st, _, _ := c.raw("GET", "/queue/docs-draw/draw", "", nil)
+		return st == http.StatusOK
+	})
 	c.call(200, "GET", "/queue/docs-draw/draw", "", nil)
 	c.call(200, "GET", "/queue/docs-draw/info", "", nil)
 }
@@ -272,14 +273,14 @@ func driveDraw(c *docClient) {
 // the grain publishes just after the change is answered.
 func waitPaused(c *docClient, slug string) {
 	c.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	paused := testwait.Poll(10*time.Second, 20*time.Millisecond, func() bool {
 		_, _, b := c.raw("GET", "/queue/"+slug+"/info", "", nil)
 		var m map[string]any
-		if json.Unmarshal(b, &m) == nil && m["active"] == false {
-			return
-		}
+		return json.Unmarshal(b, &m) == nil && m["active"] == false
+	})
+	if !paused {
+		c.t.Errorf("the room %s does not show as paused", slug)
 	}
-	c.t.Errorf("the room %s does not show as paused", slug)
 }
 
 // driveModes takes a room through its modes and validates what visitors
@@ -339,41 +340,41 @@ func driveModes(c *docClient, sites string) {
 // code (a waiting status just set).
 func waitWaiting(c *docClient, path string, code int) {
 	c.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if st, _, _ := c.raw("GET", path, "", nil, "Accept", "application/json"); st == code {
-			return
-		}
+	answered := testwait.Poll(10*time.Second, 20*time.Millisecond, func() bool {
+		st, _, _ := c.raw("GET", path, "", nil, "Accept", "application/json")
+		return st == code
+	})
+	if !answered {
+		c.t.Errorf("%s does not answer %d", path, code)
 	}
-	c.t.Errorf("%s does not answer %d", path, code)
 }
 
 // waitMode waits until this node's view of the room shows mode in the
 // status answer (or the error answer) of status.
 func waitMode(c *docClient, status, mode string) {
 	c.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	shown := testwait.Poll(10*time.Second, 20*time.Millisecond, func() bool {
 		_, _, b := c.raw("GET", status, "", nil)
 		var m map[string]any
-		if json.Unmarshal(b, &m) == nil && m["mode"] == mode {
-			return
-		}
+		return json.Unmarshal(b, &m) == nil && m["mode"] == mode
+	})
+	if !shown {
+		c.t.Errorf("the status %s does not show the mode %s", status, mode)
 	}
-	c.t.Errorf("the status %s does not show the mode %s", status, mode)
 }
 
 // waitInstances validates the instances answer once this node has reported
 // itself (every node reports within about 3 s of starting).
 func waitInstances(c *docClient) {
 	c.t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	// The call below checks the answer, once it lists this node (or fails).
+	testwait.Poll(15*time.Second, 200*time.Millisecond, func() bool {
 		st, _, b := c.raw("GET", "/api/admin/queue/instances", docAdminToken, nil)
 		var m struct {
 			Instances []any `json:"instances"`
 		}
-		if st != http.StatusOK || (json.Unmarshal(b, &m) == nil && len(m.Instances) > 0) {
-			break
-		}
-	}
+		return st != http.StatusOK || (json.Unmarshal(b, &m) == nil && len(m.Instances) > 0)
+	})
 	c.call(200, "GET", "/api/admin/queue/instances", docAdminToken, nil)
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/beacon/beacontest"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // The real binary with --beacon-url at a chain whose committed round never
@@ -43,20 +44,7 @@ func TestDrawVerifyAgainstServer(t *testing.T) {
 		res.Body.Close()
 		ticket = j.Ticket
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get(s.base + "/queue/fair/draw")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no draw within 30 s of the opening")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 30*time.Second, 200*time.Millisecond, "the draw after the opening", func() bool { return answers(s.base + "/queue/fair/draw") })
 	out, err := exec.Command(binary(t), "draw", "verify", s.base+"/queue/fair", "--number", "5", "--ticket", ticket).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "the draw verifies") || !strings.Contains(string(out), "made with the key alone") ||
 		!strings.Contains(string(out), "ok   position   number 5") {
@@ -112,11 +100,7 @@ func TestServeBeaconRelayDownAtStart(t *testing.T) {
 		t.Skipf("the relay's port was taken meanwhile: %v", err)
 	}
 	beacontest.StartOn(t, ln)
-	deadline := time.Now().Add(20 * time.Second)
-	for known() != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the chain was not read within 20 s of the relay coming up:\n%s", s.output())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !testwait.Poll(20*time.Second, 100*time.Millisecond, func() bool { return known() == "1" }) {
+		t.Fatalf("the chain was not read within 20 s of the relay coming up:\n%s", s.output())
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // TestMain runs the tests from the repository's root (README.md, the test
@@ -107,20 +109,20 @@ func startServer(t *testing.T, dataDir, addr string, extra ...string) *server {
 			t.Logf("server output:\n%s", s.output())
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get(s.base + "/queue/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not answer healthz:\n%s", s.output())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool { return answers(s.base + "/queue/healthz") }) {
+		t.Fatalf("server did not answer healthz:\n%s", s.output())
 	}
+	return s
+}
+
+// answers says whether a GET of url is answered 200.
+func answers(url string) bool {
+	res, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK
 }
 
 func (s *server) output() string {
