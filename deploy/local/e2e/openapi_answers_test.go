@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -417,7 +417,7 @@ func readFrame(c *docClient, conn *websocket.Conn, path string) {
 		c.t.Errorf("GET %s: no frame: %v", path, err)
 		return
 	}
-	if err := c.doc.checkFrame(path, "server", frame); err != nil {
+	if err := c.doc.CheckFrame(path, "server", frame); err != nil {
 		c.t.Error(err)
 	}
 }
@@ -435,33 +435,33 @@ func checkSecurity(c *docClient) {
 	id := created["site"].(map[string]any)["id"].(string)
 	key := c.call(201, "POST", "/api/admin/queue/sites/"+id+"/keys", docAdminToken, map[string]any{"name": "security"})
 	qak, _ := key["key"].(string)
-	for _, op := range c.doc.operations() {
-		if !strings.HasPrefix(op.template, "/api/admin/") || op.socket {
+	for _, op := range c.doc.Operations() {
+		if !strings.HasPrefix(op.Template, "/api/admin/") || op.Socket {
 			continue
 		}
-		path := op.template
-		for _, s := range strings.Split(op.template, "/") {
+		path := op.Template
+		for _, s := range strings.Split(op.Template, "/") {
 			if strings.HasPrefix(s, "{") {
 				v := "no-such-item"
-				if s == "{id}" && strings.HasPrefix(op.template, "/api/admin/queue/sites/") {
+				if s == "{id}" && strings.HasPrefix(op.Template, "/api/admin/queue/sites/") {
 					v = id
 				}
 				path = strings.Replace(path, s, v, 1)
 			}
 		}
-		c.call(401, op.method, path, "", nil)
-		if len(op.schemes) == 0 {
-			c.t.Errorf("%s %s: an admin operation without security", op.method, op.template)
+		c.call(401, op.Method, path, "", nil)
+		if len(op.Schemes) == 0 {
+			c.t.Errorf("%s %s: an admin operation without security", op.Method, op.Template)
 		}
-		if !op.schemes["roomKey"] {
-			c.call(403, op.method, path, qak, nil)
+		if !op.Schemes["roomKey"] {
+			c.call(403, op.Method, path, qak, nil)
 			continue
 		}
-		st, h, b := c.raw(op.method, path, qak, nil)
+		st, h, b := c.raw(op.Method, path, qak, nil)
 		if st == http.StatusUnauthorized || st == http.StatusForbidden {
-			c.t.Errorf("%s %s: a key of the room got %d, but the document lets roomKey call it (%.200s)", op.method, op.template, st, b)
+			c.t.Errorf("%s %s: a key of the room got %d, but the document lets roomKey call it (%.200s)", op.Method, op.Template, st, b)
 		}
-		if err := c.doc.checkAnswer(op.method, path, st, h, b); err != nil {
+		if err := c.doc.CheckAnswer(op.Method, path, st, h, b); err != nil {
 			c.t.Error(err)
 		}
 	}
@@ -482,7 +482,7 @@ func socketCloses(c *docClient, path string, protocols []string, auth string, wa
 	defer conn.Close()
 	if auth != "" {
 		msg, _ := json.Marshal(map[string]string{"type": "auth", "token": auth})
-		if err := c.doc.checkFrame(path, "client", msg); err != nil {
+		if err := c.doc.CheckFrame(path, "client", msg); err != nil {
 			c.t.Error(err)
 		}
 		_ = conn.WriteMessage(websocket.TextMessage, msg)
@@ -501,7 +501,7 @@ func socketCloses(c *docClient, path string, protocols []string, auth string, wa
 			return
 		}
 		if want == 0 { // authenticated: the first frame is the answer
-			if err := c.doc.checkFrame(path, "server", frame); err != nil {
+			if err := c.doc.CheckFrame(path, "server", frame); err != nil {
 				c.t.Error(err)
 			}
 			return

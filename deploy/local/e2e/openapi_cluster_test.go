@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/api"
+	"github.com/aditus-queue/aditus-queue/transport/api/apidoc"
 )
 
 // TestClusterUnavailableAnswers runs serve as a front node whose only peer
@@ -14,8 +15,8 @@ import (
 // cluster_unavailable with Retry-After, at once, as the API document says,
 // and the process keeps serving.
 func TestClusterUnavailableAnswers(t *testing.T) {
-	base, _ := startInProcess(t, "--roles", "front", "--peers", freeAddr(t))
-	c := &docClient{t: t, base: base, doc: loadAPIDoc(t, api.OpenAPI)}
+	base := startDocServer(t, "--roles", "front", "--peers", freeAddr(t))
+	c := &docClient{t: t, base: base, doc: apidoc.Load(t, api.OpenAPI)}
 	// The first round of the cluster's health checks finds nobody.
 	testwait.UntilEvery(t, 20*time.Second, 50*time.Millisecond, "a join answered 503 with no member reachable", func() bool {
 		st, _, _ := c.raw("POST", "/queue/nobody/join", "", map[string]any{})
