@@ -85,7 +85,7 @@ func TestRollUnderLoad(t *testing.T) {
 		}
 		return slices.Min(per) >= n
 	}
-	testwait.UntilEvery(t, time.Minute, 50*time.Millisecond, "joins into every room before the roll", func() bool { return everyRoomSince(start, 100) })
+	testwait.UntilEvery(t, time.Minute, 50*time.Millisecond, "joins into every room before the roll", func() bool { return everyRoomSince(start, 500) })
 	var stops []string
 	for i, m := range c.members {
 		at := time.Now()
