@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
@@ -108,7 +108,7 @@ func runRestore(ctx context.Context, args []string, out io.Writer) error {
 	fs.SetOutput(io.Discard)
 	from := fs.String("from", "", "the backup directory")
 	dataDir := fs.String("data-dir", "", "new data directory (must not exist or be empty)")
-	rate := fs.Float64("max-joins-per-second", node.DefaultMaxJoinsPerSecond, "the most numbers a second the lost node can have handed out after the backup")
+	rate := fs.Float64("max-joins-per-second", grain.DefaultMaxJoinsPerSecond, "the most numbers a second the lost node can have handed out after the backup")
 	kf := addKafkaFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w (%s)", err, restoreUsage)
@@ -128,10 +128,10 @@ func runRestore(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	now := time.Now()
-	rooms, err := node.JumpRestoredRooms(ctx, l, now.Sub(m.TakenAt), *rate, now)
-	var held []node.RestoredCapacity
+	rooms, err := grain.JumpRestoredRooms(ctx, l, now.Sub(m.TakenAt), *rate, now)
+	var held []grain.RestoredCapacity
 	if err == nil {
-		held, err = node.HoldRestoredCapacity(ctx, l, streams, now)
+		held, err = grain.HoldRestoredCapacity(ctx, l, streams, now)
 	}
 	if cerr := l.Close(); err == nil {
 		err = cerr

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/aditus-queue/aditus-queue/actors/beacon"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -101,8 +102,8 @@ func (b *bootstrap) startNode(ctx context.Context) error {
 	if c.LogLevel != "debug" {
 		actorLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "protoactor")
 	}
-	deps := node.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: node.NewMetrics(b.reg),
-		WriteQueue: c.RoomWriteQueue, LoadTests: node.LoadTestDeps{BaseURL: loadTestBase(b.publicURL, c.Addr)}, Health: health.NewHTTP(b.guard),
+	deps := grain.Deps{Log: b.elog, Sealer: b.sealer, Hash: seal.HashSecret, Logger: b.logger, Metrics: grain.NewMetrics(b.reg),
+		WriteQueue: c.RoomWriteQueue, LoadTests: grain.LoadTestDeps{BaseURL: loadTestBase(b.publicURL, c.Addr)}, Health: health.NewHTTP(b.guard),
 		BeaconWait: time.Duration(c.BeaconWaitSeconds) * time.Second}
 	if err := b.openBeacon(ctx, c.BeaconURL, &deps); err != nil {
 		return err
@@ -187,7 +188,7 @@ func (b *bootstrap) closeLog() {
 // cannot be reached does not: the node starts, draws use the key alone
 // until the chain is read in the background, and
 // aditus_queue_beacon_chain_known says which it is.
-func (b *bootstrap) openBeacon(ctx context.Context, url string, deps *node.Deps) error {
+func (b *bootstrap) openBeacon(ctx context.Context, url string, deps *grain.Deps) error {
 	if url == "" {
 		return nil
 	}

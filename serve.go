@@ -19,8 +19,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
-	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/bench/load"
 	"github.com/aditus-queue/aditus-queue/dashboard"
 	"github.com/aditus-queue/aditus-queue/dashboard/instances"
@@ -132,7 +132,7 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
 	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
 	num(&c.MaxPageSockets, "max-page-sockets", ws.DefaultPerNode, "most waiting-page WebSockets this node holds; beyond it pages poll (each socket is an open file)")
-	num(&c.RoomWriteQueue, "room-write-queue", node.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy")
+	num(&c.RoomWriteQueue, "room-write-queue", grain.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy")
 	allowPrivate := getenv(envName("allow-private-health-urls"))
 	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
 		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
@@ -302,14 +302,14 @@ func serve(ctx context.Context, c *serveConfig) error {
 		return fmt.Errorf("console: %w", err)
 	}
 	liveHub := live.New(live.Config{Client: n.Client, Auth: auth, Logger: logger})
-	srv := api.New(api.Config{Node: n, PublicURL: b.publicURL, AdminTokenHash: adminHash,
+	srv := api.New(api.Config{Node: n.Front, PublicURL: b.publicURL, AdminTokenHash: adminHash,
 		Hash: seal.HashSecret, Logger: logger, Registry: b.reg, Clients: clients, Auth: auth,
 		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
 		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
 		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
 		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
 	hub.AllowLookup = srv.AllowLookup // before serving: one budget of unknown names for the API and the socket
-	reporter := instances.Start(instances.Config{Node: n, Roles: c.roles(), PublicURL: c.PublicURL,
+	reporter := instances.Start(instances.Config{Node: n.Front, Roles: c.roles(), PublicURL: c.PublicURL,
 		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
 	visitor, ops := b.ls.get("visitor"), b.ls.get("ops")

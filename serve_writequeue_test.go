@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 )
 
 func TestRoomWriteQueueFlag(t *testing.T) {
@@ -15,7 +15,7 @@ func TestRoomWriteQueueFlag(t *testing.T) {
 		want int
 		err  bool
 	}{
-		{"default", nil, nil, node.DefaultWriteQueue, false},
+		{"default", nil, nil, grain.DefaultWriteQueue, false},
 		{"flag", []string{"--room-write-queue", "500"}, nil, 500, false},
 		{"env twin", nil, map[string]string{"AQ_ROOM_WRITE_QUEUE": "2000"}, 2000, false},
 		{"zero", []string{"--room-write-queue", "0"}, nil, 0, true},

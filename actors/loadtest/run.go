@@ -2,7 +2,7 @@
 // package (no actor, no I/O, time passed in): the runs and schedules, the
 // events that record them in the log, validation of a request against the
 // operator's limits, when a schedule is due, and the regression rule.
-// The grain in actors/node that owns them is a thin shell around State.
+// The grain in actors/grain that owns them is a thin shell around State.
 package loadtest
 
 import (

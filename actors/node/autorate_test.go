@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/health"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -53,7 +55,7 @@ func newTestShop(t *testing.T) *testShop {
 
 func startHealthNode(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Health:         health.NewHTTP(&health.Guard{AllowPrivate: true}),
 		HealthInterval: 300 * time.Millisecond}})
@@ -80,19 +82,19 @@ func TestGrainFollowsTheShopsHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := cr.View.ID
-	admin := AdminRequest{Actor: "admin"}
+	admin := protocol.AdminRequest{Actor: "admin"}
 	enable := func() error {
 		req := admin
 		c := cfg
 		c.AutoRate.Enabled = true
 		req.Config = &c
-		return n.Client.Admin(ctx, id, OpConfigure, req, nil)
+		return n.Client.Admin(ctx, id, protocol.OpConfigure, req, nil)
 	}
-	if err := enable(); !IsCode(err, CodeInvalid) || !strings.Contains(err.Error(), "test") {
+	if err := enable(); !protocol.IsCode(err, protocol.CodeInvalid) || !strings.Contains(err.Error(), "test") {
 		t.Fatalf("enable before a test: got %v, want invalid", err)
 	}
-	var res HealthTestResult
-	if err := n.Client.Admin(ctx, id, OpHealthCheck, admin, &res); err != nil {
+	var res protocol.HealthTestResult
+	if err := n.Client.Admin(ctx, id, protocol.OpHealthCheck, admin, &res); err != nil {
 		t.Fatal(err)
 	}
 	if !res.OK || res.Status != 200 || res.Metrics["metrics.cpuLoad"] != 0.25 || len(res.Rules) != 2 || !res.Rules[1].Passed {
@@ -103,14 +105,14 @@ func TestGrainFollowsTheShopsHealth(t *testing.T) {
 	}
 	rate := func(n *Node) float64 {
 		var v room.View
-		if err := n.Client.Admin(ctx, id, OpGet, admin, &v); err != nil {
+		if err := n.Client.Admin(ctx, id, protocol.OpGet, admin, &v); err != nil {
 			t.Fatal(err)
 		}
 		return v.Config.RatePerMinute
 	}
 	logOf := func(n *Node) []room.RateChange {
 		var l []room.RateChange
-		if err := n.Client.Admin(ctx, id, OpRateLog, admin, &l); err != nil {
+		if err := n.Client.Admin(ctx, id, protocol.OpRateLog, admin, &l); err != nil {
 			t.Fatal(err)
 		}
 		return l
@@ -153,7 +155,7 @@ func TestGrainFollowsTheShopsHealth(t *testing.T) {
 	}
 	// The audit trail shows them too.
 	var audit []room.AuditEntry
-	if err := n.Client.Admin(ctx, id, OpAudit, admin, &audit); err != nil {
+	if err := n.Client.Admin(ctx, id, protocol.OpAudit, admin, &audit); err != nil {
 		t.Fatal(err)
 	}
 	adjusts := 0
@@ -208,15 +210,15 @@ func TestHealthTestCallFailing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res HealthTestResult
-	if err := n.Client.Admin(ctx, cr.View.ID, OpHealthCheck, AdminRequest{Actor: "admin"}, &res); err != nil {
+	var res protocol.HealthTestResult
+	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpHealthCheck, protocol.AdminRequest{Actor: "admin"}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.OK || res.Status != 503 || res.Error == "" || res.URL != shop.srv.URL {
 		t.Fatalf("got %+v", res)
 	}
 	var audit []room.AuditEntry
-	if err := n.Client.Admin(ctx, cr.View.ID, OpAudit, AdminRequest{Actor: "admin"}, &audit); err != nil {
+	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpAudit, protocol.AdminRequest{Actor: "admin"}, &audit); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range audit {
@@ -287,7 +289,7 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	superseded := signalHandler{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
 		msg: "superseded", once: new(sync.Once), done: make(chan struct{})}
 	aChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
-	a, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(superseded),
+	a, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(superseded),
 		Health: aChecks, HealthInterval: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -301,20 +303,20 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, admin := cr.View.ID, AdminRequest{Actor: "admin"}
-	if err := a.Client.Admin(ctx, id, OpHealthCheck, admin, nil); err != nil {
+	id, admin := cr.View.ID, protocol.AdminRequest{Actor: "admin"}
+	if err := a.Client.Admin(ctx, id, protocol.OpHealthCheck, admin, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg.AutoRate.Enabled = true
 	req := admin
 	req.Config = &cfg
-	if err := a.Client.Admin(ctx, id, OpConfigure, req, nil); err != nil {
+	if err := a.Client.Admin(ctx, id, protocol.OpConfigure, req, nil); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the first member polls", func() bool { return aChecks.n.Load() >= 3 })
 
 	bChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
-	b, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+	b, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Health: bChecks, HealthInterval: 300 * time.Millisecond}})
 	if err != nil {
@@ -322,7 +324,7 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	}
 	defer b.Stop(context.Background())
 	var v room.View
-	if err := b.Client.Admin(ctx, id, OpGet, admin, &v); err != nil {
+	if err := b.Client.Admin(ctx, id, protocol.OpGet, admin, &v); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -7,19 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 )
 
 // benchRoom starts a member on the embedded file log and creates a room of
 // 100,000 admissions a minute on it.
-func benchRoom(b *testing.B) (*Node, *CreateResult) {
+func benchRoom(b *testing.B) (*Node, *protocol.CreateResult) {
 	b.Helper()
 	l, err := filelog.Open(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	if err != nil {
 		b.Fatal(err)

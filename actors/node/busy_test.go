@@ -9,6 +9,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -43,7 +45,7 @@ func (l *gateLog) Append(ctx context.Context, stream string, data ...[]byte) ([]
 func TestWriteQueueBound(t *testing.T) {
 	const bound, extra = 3, 4
 	l := &gateLog{Log: memlog.New(), held: make(chan struct{}, 1), open: make(chan struct{})}
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, WriteQueue: bound,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, WriteQueue: bound,
 		WriteTimeout: 10 * time.Second, Logger: startNodeLogger()}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,8 +58,8 @@ func TestWriteQueueBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := cr.View.ID
-	var code CodeInfo
-	if err := n.Client.Admin(ctx, id, OpCodeAdd, AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {
+	var code protocol.CodeInfo
+	if err := n.Client.Admin(ctx, id, protocol.OpCodeAdd, protocol.AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {
 		t.Fatal(err)
 	}
 
@@ -65,7 +67,7 @@ func TestWriteQueueBound(t *testing.T) {
 	// retried redemption would count twice.
 	ask := func(op string, body any) *wire.Response {
 		b, _ := json.Marshal(body)
-		res, err := n.cluster.Request(id, KindRoom, &wire.Request{Op: op, Body: b}, cluster.WithTimeout(30*time.Second))
+		res, err := n.cluster.Request(id, protocol.KindRoom, &wire.Request{Op: op, Body: b}, cluster.WithTimeout(30*time.Second))
 		if err != nil {
 			t.Errorf("%s: %v", op, err)
 			return &wire.Response{Code: "no answer"}
@@ -73,7 +75,7 @@ func TestWriteQueueBound(t *testing.T) {
 		return res.(*wire.Response)
 	}
 	answers := make(chan *wire.Response, bound+extra+1)
-	redeem := func() { answers <- ask(opRedeem, RedeemRequest{Code: code.Code}) }
+	redeem := func() { answers <- ask(protocol.OpRedeem, protocol.RedeemRequest{Code: code.Code}) }
 
 	l.shut.Store(true)
 	go redeem()
@@ -88,7 +90,7 @@ func TestWriteQueueBound(t *testing.T) {
 	for busy := 0; busy < extra; {
 		select {
 		case r := <-answers:
-			if r.Code != CodeBusy {
+			if r.Code != protocol.CodeBusy {
 				t.Fatalf("while the log is stalled: got %q %s, want busy", r.Code, r.Message)
 			}
 			busy++
@@ -103,8 +105,8 @@ func TestWriteQueueBound(t *testing.T) {
 			t.Fatalf("a redemption taken: got %q %s, want a token", r.Code, r.Message)
 		}
 	}
-	var codes []CodeInfo
-	if err := n.Client.Admin(ctx, id, OpCodeList, AdminRequest{Actor: "admin"}, &codes); err != nil {
+	var codes []protocol.CodeInfo
+	if err := n.Client.Admin(ctx, id, protocol.OpCodeList, protocol.AdminRequest{Actor: "admin"}, &codes); err != nil {
 		t.Fatal(err)
 	}
 	if len(codes) != 1 || codes[0].Uses != bound+1 {

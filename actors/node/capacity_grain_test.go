@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
@@ -18,7 +19,7 @@ func capacityShop(t *testing.T, active int) (context.Context, *memlog.Log, strin
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	s := capacity.Settings{Active: active, Session: time.Minute, Refresh: 10 * time.Second}
-	return ctx, memlog.New(), CapacityID("shop.example.com", "/"), s
+	return ctx, memlog.New(), protocol.CapacityID("shop.example.com", "/"), s
 }
 
 // TestCapacityGrainSurvivesRestart fills a capacity room on one member,
@@ -32,7 +33,7 @@ func TestCapacityGrainSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sealer.Open(key, CapacityKeyAD(id)); err != nil {
+	if _, err := sealer.Open(key, protocol.CapacityKeyAD(id)); err != nil {
 		t.Fatalf("key does not open under the master key: %v", err)
 	}
 	for i, v := range []string{"a", "b", "c", "d"} {
@@ -47,7 +48,7 @@ func TestCapacityGrainSurvivesRestart(t *testing.T) {
 	if _, err := n.Client.CapacityTouch(ctx, id, []string{"a", "b"}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Client.CapacityCheck(ctx, id, capacity.Settings{}, "x"); !IsCode(err, CodeInvalid) {
+	if _, err := n.Client.CapacityCheck(ctx, id, capacity.Settings{}, "x"); !protocol.IsCode(err, protocol.CodeInvalid) {
 		t.Fatalf("check without settings: got %v, want invalid", err)
 	}
 	n.Stop(ctx)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -23,7 +25,7 @@ func (c *skewClock) Advance(d time.Duration) { c.skew.Add(int64(d)) }
 
 func startNodeAt(t *testing.T, l persistence.Log, clock *skewClock) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Now: clock.Now,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Now: clock.Now,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +169,8 @@ func TestBypassUsesSurviveRestart(t *testing.T) {
 	}
 	id := cr.View.ID
 	limit := 3
-	var ci CodeInfo
-	if err := n.Client.Admin(ctx, id, OpCodeAdd, AdminRequest{Actor: "admin", Label: "Press", Limit: &limit}, &ci); err != nil {
+	var ci protocol.CodeInfo
+	if err := n.Client.Admin(ctx, id, protocol.OpCodeAdd, protocol.AdminRequest{Actor: "admin", Label: "Press", Limit: &limit}, &ci); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
@@ -182,8 +184,8 @@ func TestBypassUsesSurviveRestart(t *testing.T) {
 
 	n2 := startNode(t, l)
 	defer n2.Stop(context.Background())
-	var codes []CodeInfo
-	if err := n2.Client.Admin(ctx, id, OpCodeList, AdminRequest{Actor: "admin"}, &codes); err != nil {
+	var codes []protocol.CodeInfo
+	if err := n2.Client.Admin(ctx, id, protocol.OpCodeList, protocol.AdminRequest{Actor: "admin"}, &codes); err != nil {
 		t.Fatal(err)
 	}
 	if len(codes) != 1 || codes[0].Uses != 2 {
@@ -196,7 +198,7 @@ func TestBypassUsesSurviveRestart(t *testing.T) {
 	if tok.Number != 0 {
 		t.Fatalf("bypass token for number %d, want 0", tok.Number)
 	}
-	if _, err := n2.Client.Redeem(ctx, id, ci.Code); !IsCode(err, CodeNoCode) {
+	if _, err := n2.Client.Redeem(ctx, id, ci.Code); !protocol.IsCode(err, protocol.CodeNoCode) {
 		t.Fatalf("fourth redemption of a three-use code: got %v, want no code", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
@@ -22,7 +23,7 @@ import (
 // them on one log are a partition in which both sides own every room.
 func loneMember(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}})
 	if err != nil {
 		t.Fatal(err)

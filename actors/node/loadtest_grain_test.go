@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -33,9 +35,9 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	}))
 	defer front.Close()
 	l := memlog.New()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		LoadTests: LoadTestDeps{BaseURL: front.URL, FlushSeconds: 2}}})
+		LoadTests: grain.LoadTestDeps{BaseURL: front.URL, FlushSeconds: 2}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	if err != nil || run.State != loadtest.StateRunning {
 		t.Fatalf("start: %+v %v", run, err)
 	}
-	if _, err := n.Client.LoadTestStart(ctx, spec); !IsCode(err, CodeConflict) {
+	if _, err := n.Client.LoadTestStart(ctx, spec); !protocol.IsCode(err, protocol.CodeConflict) {
 		t.Fatalf("second start: %v, want conflict", err)
 	}
 	got := waitEnded(ctx, t, n, run.ID)
@@ -67,7 +69,7 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	}
 	// Per-second figures are in the log in batches, not a record each.
 	var batches int
-	_, _ = l.Replay(ctx, LoadTestsID, -1, func(r persistence.Record) error {
+	_, _ = l.Replay(ctx, protocol.LoadTestsID, -1, func(r persistence.Record) error {
 		if strings.Contains(string(r.Data), `"type":"run-seconds"`) {
 			batches++
 		}
@@ -82,7 +84,12 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Stopped once it has run a second, so that the stop ends a run in
+	// progress.
+	eventually(t, 10*time.Second, "the second run's first second", func() bool {
+		r, err := n.Client.LoadTest(ctx, run.ID, 0)
+		return err == nil && len(r.Series) > 0
+	})
 	stopped, err := n.Client.LoadTestStop(ctx, run.ID)
 	if err != nil || stopped.State != loadtest.StateStopped {
 		t.Fatalf("stop: %+v %v", stopped, err)

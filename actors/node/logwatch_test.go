@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog/faultfs"
@@ -27,7 +29,7 @@ func TestFailedFsyncFailsTheNode(t *testing.T) {
 	}
 	defer l.Close()
 	n, err := Start(Config{Member: true, LogFailGrace: 300 * time.Millisecond,
-		Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
+		Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestFailedFsyncFailsTheNode(t *testing.T) {
 	fsys.FailSync.Store(true)
 	// A configuration change is an acknowledged write: it fails, and the
 	// log with it.
-	if _, err := n.Client.Create(ctx, room.Config{Slug: "disk-2", Name: "Disk 2", RatePerMinute: 60, Active: true}, "admin"); !IsCode(err, CodeLogUnavailable) {
+	if _, err := n.Client.Create(ctx, room.Config{Slug: "disk-2", Name: "Disk 2", RatePerMinute: 60, Active: true}, "admin"); !protocol.IsCode(err, protocol.CodeLogUnavailable) {
 		t.Fatalf("create on a disk that fails its fsyncs: got %v, want log_unavailable", err)
 	}
 	select {
@@ -62,11 +64,11 @@ func TestFailedFsyncFailsTheNode(t *testing.T) {
 	if err := n.LogErr(); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("LogErr: got %v, want EIO", err)
 	}
-	sent := n.Client.joins.batches.Load()
-	if _, err := n.Client.Join(ctx, cr.View.ID); !IsCode(err, CodeLogUnavailable) {
+	sent := n.Client.JoinBatches()
+	if _, err := n.Client.Join(ctx, cr.View.ID); !protocol.IsCode(err, protocol.CodeLogUnavailable) {
 		t.Fatalf("join after the fault: got %v, want log_unavailable", err)
 	}
-	if got := n.Client.joins.batches.Load(); got != sent {
+	if got := n.Client.JoinBatches(); got != sent {
 		t.Fatalf("the refused join went to the grain (%d batches, %d before)", got, sent)
 	}
 }

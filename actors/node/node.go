@@ -1,6 +1,7 @@
-// Package node runs this process's part of the protoactor-go cluster: the
-// room and directory grains on members (role actor), the view cache and
-// grain client on front nodes (role front), or both.
+// Package node runs this process's part of the protoactor-go cluster: it
+// assembles the front's side (actors/front) on every node, the grains
+// (actors/grain) on members (role actor), and the watches that keep the
+// node in the cluster (actors/membership).
 package node
 
 import (
@@ -13,12 +14,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/membership"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/automanaged"
 	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
 	echo3 "github.com/labstack/echo"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config describes this node's place in the cluster.
@@ -44,7 +50,7 @@ type Config struct {
 	TTL time.Duration
 	// CallTimeout bounds one grain call, retries included.
 	CallTimeout time.Duration
-	Deps        Deps
+	Deps        grain.Deps
 	// ActorLogger receives protoactor's own logs.
 	ActorLogger *slog.Logger
 	// StallLimit is how long the process may go without running before
@@ -74,24 +80,27 @@ type Node struct {
 	system  *actor.ActorSystem
 	cluster *cluster.Cluster
 	health  net.Listener
-	stall   *stallWatch
+	stall   *membership.StallWatch
 	// loadTests keeps the load-test grain activated (stopped by Stop).
 	loadTests func()
-	Views     *Views
-	Client    *Client
+	// Front is the node's client of the grains, with its views; every
+	// node has one.
+	*front.Front
 
 	// partition fails the node when it is cut off from the majority.
-	partition *partitionWatch
+	partition *membership.PartitionWatch
+	// members follows the member lists.
+	members *membership.MemberWatch
 	// reach knows whether any member can be reached.
-	reach *reachWatch
+	reach *membership.ReachWatch
 	// witness heartbeats in the log, for partition (nil on fronts).
-	witness *witness
+	witness *membership.Witness
 	// leaving makes the health endpoint answer 503 (handover.go).
 	leaving atomic.Bool
 	// logs fails the node when its log failed for good.
-	logs *logWatch
+	logs *membership.LogWatch
 	// caps knows the features every node announces (members only).
-	caps *capabilityWatch
+	caps *grain.CapabilityWatch
 }
 
 // Start joins (or forms) the cluster.
@@ -100,6 +109,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg}
+	n.Front = &front.Front{Self: n}
 	actorLog := cfg.actorLogger()
 	n.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
 
@@ -130,12 +140,12 @@ func Start(cfg Config) (*Node, error) {
 	// afterwards would race with the provider's next update: protoactor
 	// hands it out without its lock.)
 	ml := n.cluster.MemberList
-	members := newMemberWatch(n.system, cfg.Deps.Logger, func() { ml.GetActivatorMember("", "") })
-	members.forget = n.cluster.PidCache.RemoveByMember
+	members := membership.NewMemberWatch(n.system, cfg.Deps.Logger, func() { ml.GetActivatorMember("", "") })
+	members.Forget = n.cluster.PidCache.RemoveByMember
 	if cfg.Member {
-		n.caps = newCapabilityWatch(func(ctx context.Context) ([]Instance, error) { return n.Client.Instances(ctx) }, members.addresses, n.system.Address)
+		n.caps = grain.NewCapabilityWatch(func(ctx context.Context) ([]protocol.Instance, error) { return n.Client.Instances(ctx) }, members.Addresses, n.system.Address)
 		if n.cfg.Deps.Older == nil {
-			n.cfg.Deps.Older = n.caps.older
+			n.cfg.Deps.Older = n.caps.Older
 		}
 		n.cfg.Deps.Leaving = n.leaving.Load
 		n.cluster.StartMember()
@@ -144,24 +154,29 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.startClient(provider, members)
 	if n.caps != nil {
-		n.caps.start()
+		n.caps.Start()
 	}
 	return n, nil
 }
 
 // startClient starts what a node calls grains with: the watch of reachable
 // members, the client, its views and join batcher, and the member watches.
-func (n *Node) startClient(provider *automanaged.AutoManagedProvider, members *memberWatch) {
+func (n *Node) startClient(provider *automanaged.AutoManagedProvider, members *membership.MemberWatch) {
 	cfg := n.cfg
-	n.reach = newReachWatch(provider.GetHealthStatus, members.size)
-	n.reach.start()
-	n.Client = &Client{cluster: n.cluster, timeout: cfg.CallTimeout, log: cfg.Deps.Logger, members: members, reach: n.reach}
-	n.Views = newViews(n.system, n.Client, cfg.Deps.Sealer, cfg.Deps.Logger, cfg.Deps.Metrics)
-	n.Client.views = n.Views
-	n.Client.joins = newBatcher(n.Client)
-	if cfg.MaxPendingJoins > 0 {
-		n.Client.joins.maxPending = cfg.MaxPendingJoins
+	n.members = members
+	n.reach = membership.NewReachWatch(provider.GetHealthStatus, members.Size)
+	n.reach.Start()
+	var unavailable prometheus.Gauge
+	if cfg.Deps.Metrics != nil {
+		unavailable = cfg.Deps.Metrics.RoomsUnavailable
 	}
+	var opener front.Opener
+	if cfg.Deps.Sealer != nil {
+		opener = cfg.Deps.Sealer
+	}
+	n.Client, n.Views = front.Start(n.system, n.cluster, front.Config{Timeout: cfg.CallTimeout, Logger: cfg.Deps.Logger,
+		Members: members, Reach: n.reach, Opener: opener, Unavailable: unavailable, MaxPendingJoins: cfg.MaxPendingJoins,
+		LogErr: func() error { return n.logs.Err() }})
 	n.watch(provider, members)
 }
 
@@ -257,14 +272,7 @@ func (n *Node) kinds() []*cluster.Kind {
 	if !n.cfg.Member {
 		return nil
 	}
-	d := &n.cfg.Deps
-	return []*cluster.Kind{
-		cluster.NewKind(KindRoom, actor.PropsFromProducer(func() actor.Actor { return newRoomGrain(d) })),
-		cluster.NewKind(KindDirectory, actor.PropsFromProducer(func() actor.Actor { return newDirectoryGrain(d) })),
-		cluster.NewKind(KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
-		cluster.NewKind(KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
-		cluster.NewKind(KindRegistry, actor.PropsFromProducer(func() actor.Actor { return newRegistryGrain(d) })),
-	}
+	return grain.Kinds(&n.cfg.Deps)
 }
 
 // serveHealth answers the provider's health checks on e.
@@ -286,53 +294,34 @@ func (n *Node) serveHealth(e *echo3.Echo, kinds []*cluster.Kind, healthPort int)
 // watch starts the watches that fail the node: a stall, and on a member
 // a partition and a log that failed for good; a member also keeps the
 // load-test grain activated.
-func (n *Node) watch(provider *automanaged.AutoManagedProvider, members *memberWatch) {
+func (n *Node) watch(provider *automanaged.AutoManagedProvider, members *membership.MemberWatch) {
 	limit := n.cfg.StallLimit
 	if limit == 0 && (len(n.cfg.Peers) > 1 || !n.cfg.Member) {
-		limit = defaultStallLimit
+		limit = membership.DefaultStallLimit
 	}
-	n.stall = newStallWatch(limit)
+	n.stall = membership.NewStallWatch(limit)
 	if n.cfg.Member {
-		n.logs = watchLog(n.cfg.Deps.Log, n.cfg.LogFailGrace, n.cfg.Deps.Logger, n.stall.fail)
+		n.logs = membership.WatchLog(n.cfg.Deps.Log, n.cfg.LogFailGrace, n.cfg.Deps.Logger, n.stall.Fail)
 	}
-	n.Client.logErr = n.logs.Err
 	if n.cfg.Member {
-		n.loadTests = keepLoadTests(n.Client)
+		n.loadTests = front.KeepLoadTests(n.Client)
 		if n.cfg.Deps.Log != nil && len(n.cfg.Peers) >= 3 {
-			n.witness = newWitness(n.cfg.Deps.Log, n.health.Addr().String(), n.system.ID, n.cfg.Peers, n.cfg.Deps.Logger, time.Now())
-			n.witness.start()
+			n.witness = membership.NewWitness(n.cfg.Deps.Log, n.health.Addr().String(), n.system.ID, n.cfg.Peers, n.cfg.Deps.Logger, time.Now())
+			n.witness.Start()
 		}
-		n.partition = newPartitionWatch(n.system, len(n.cfg.Peers), limit, provider.GetHealthStatus, n.stall.fail, n.witness, n.cfg.Deps.Logger)
+		n.partition = membership.NewPartitionWatch(n.system, len(n.cfg.Peers), limit, provider.GetHealthStatus, n.stall.Fail, n.witness, n.cfg.Deps.Logger)
 		// The lists published while the member started came before the
 		// watch subscribed.
-		n.partition.seed(members)
+		n.partition.Seed(members)
 	}
 }
-
-// JoinsPending reports the joins this node has gathered, in all rooms,
-// that are not on their way to a grain yet.
-func (n *Node) JoinsPending() int64 { return n.Client.joins.pending.Load() }
-
-// JoinBatches reports the batches of joins this node has sent to grains.
-func (n *Node) JoinBatches() int64 { return n.Client.joins.batches.Load() }
-
-// JoinsRefused reports the joins this node refused busy, because their
-// room's gathered joins were at the bound.
-func (n *Node) JoinsRefused() int64 { return n.Client.joins.refused.Load() }
 
 // Failed is closed when the node can no longer take part in the cluster
 // and must be restarted; FailedErr then says why.
-func (n *Node) Failed() <-chan struct{} { return n.stall.failed }
+func (n *Node) Failed() <-chan struct{} { return n.stall.Failed() }
 
 // FailedErr is the reason Failed was closed.
-func (n *Node) FailedErr() error {
-	select {
-	case <-n.stall.failed:
-		return n.stall.err
-	default:
-		return nil
-	}
-}
+func (n *Node) FailedErr() error { return n.stall.Err() }
 
 // LogErr is the failure of this member's log, or nil while it works: the
 // node reports it on /queue/healthz until it ends.
@@ -341,19 +330,12 @@ func (n *Node) LogErr() error { return n.logs.Err() }
 // Stop leaves the cluster: the others take the member's rooms over first
 // (handover.go), then grains write their final checkpoints.
 func (n *Node) Stop(ctx context.Context) {
-	n.stall.close()
-	n.logs.close()
-	n.stopLoadTests()
-	n.partition.close()
-	n.witness.close()
-	n.caps.stop()
+	n.stopWatches()
 	n.leave(ctx)
-	n.reach.close()
-	n.Views.stop()
-	n.Client.members.stop()
+	n.stopClient()
 	done := make(chan struct{})
 	go func() {
-		shutdownCluster(n.cluster, n.cfg.Member, true)
+		membership.Shutdown(n.cluster, n.cfg.Member, true)
 		close(done)
 	}()
 	select {
@@ -365,18 +347,29 @@ func (n *Node) Stop(ctx context.Context) {
 	}
 }
 
+// stopWatches stops the watches that fail the node, the load tests' keeper
+// and the features' watch: what runs beside the grains.
+func (n *Node) stopWatches() {
+	n.stall.Close()
+	n.logs.Close()
+	n.stopLoadTests()
+	n.partition.Close()
+	n.witness.Close()
+	n.caps.Stop()
+}
+
+// stopClient stops what the front calls grains with.
+func (n *Node) stopClient() {
+	n.reach.Close()
+	n.Views.Stop()
+	n.members.Stop()
+}
+
 // Kill drops the node without a graceful hand-over (tests of fail-over).
 func (n *Node) Kill() {
-	n.stall.close()
-	n.logs.close()
-	n.stopLoadTests()
-	n.partition.close()
-	n.witness.close()
-	n.caps.stop()
-	n.reach.close()
-	n.Views.stop()
-	n.Client.members.stop()
-	shutdownCluster(n.cluster, n.cfg.Member, false)
+	n.stopWatches()
+	n.stopClient()
+	membership.Shutdown(n.cluster, n.cfg.Member, false)
 	if n.cfg.Member {
 		// As a dead process would: no more health answers, on open
 		// connections either, and no more checks of the others.
@@ -449,3 +442,15 @@ func (h quietHandler) WithGroup(name string) slog.Handler {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// ID is this node's cluster member id, unique per process start.
+func (n *Node) ID() string { return n.system.ID }
+
+// IsMember reports whether this node hosts grains (role actor).
+func (n *Node) IsMember() bool { return n.cfg.Member }
+
+func (n *Node) stopLoadTests() {
+	if n.loadTests != nil {
+		n.loadTests()
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -23,7 +25,7 @@ func hash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 
 func startNode(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +47,7 @@ func TestRoomLifecycleOnOneMember(t *testing.T) {
 	if cr.Secret == "" || !cr.View.Exists {
 		t.Fatalf("create: %+v", cr)
 	}
-	if _, err := n.Client.Create(ctx, cfg, "admin"); !IsCode(err, CodeConflict) {
+	if _, err := n.Client.Create(ctx, cfg, "admin"); !protocol.IsCode(err, protocol.CodeConflict) {
 		t.Fatalf("second create of the slug: got %v, want conflict", err)
 	}
 	id := cr.View.ID
@@ -76,31 +78,31 @@ func TestRoomLifecycleOnOneMember(t *testing.T) {
 	if _, err := token.Verify([]byte(cr.Secret), "spring-sale", tok.Token, time.Now()); err != nil {
 		t.Fatalf("token does not verify with the creation secret: %v", err)
 	}
-	if _, err := n.Client.Token(ctx, id, 200); !IsCode(err, CodeTooEarly) {
+	if _, err := n.Client.Token(ctx, id, 200); !protocol.IsCode(err, protocol.CodeTooEarly) {
 		t.Fatalf("token of number 200 at 60/min: got %v, want too early", err)
 	}
-	if _, err := n.Client.Token(ctx, id, 10_000); !IsCode(err, CodeNotIssued) {
+	if _, err := n.Client.Token(ctx, id, 10_000); !protocol.IsCode(err, protocol.CodeNotIssued) {
 		t.Fatalf("token of a number never issued: got %v, want not issued", err)
 	}
 
 	// Pause through configure: joins answer paused.
 	cfg.Active = false
 	var v room.View
-	if err := n.Client.Admin(ctx, id, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
+	if err := n.Client.Admin(ctx, id, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Client.Join(ctx, id); !IsCode(err, CodePaused) {
+	if _, err := n.Client.Join(ctx, id); !protocol.IsCode(err, protocol.CodePaused) {
 		t.Fatalf("join while paused: got %v", err)
 	}
 	cfg.Active = true
-	if err := n.Client.Admin(ctx, id, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
+	if err := n.Client.Admin(ctx, id, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
 		t.Fatal(err)
 	}
 	bad := cfg
 	bad.RatePerMinute = 0
-	err = n.Client.Admin(ctx, id, OpConfigure, AdminRequest{Actor: "admin", Config: &bad}, &v)
-	var ge *Error
-	if !errors.As(err, &ge) || ge.Code != CodeInvalid || ge.Field != "ratePerMinute" {
+	err = n.Client.Admin(ctx, id, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &bad}, &v)
+	var ge *protocol.Error
+	if !errors.As(err, &ge) || ge.Code != protocol.CodeInvalid || ge.Field != "ratePerMinute" {
 		t.Fatalf("invalid rate: got %v", err)
 	}
 
@@ -141,7 +143,7 @@ func TestUnavailableLogAnswersUnavailable(t *testing.T) {
 		if err != nil {
 			// The distinct code of a log that cannot be written, answered
 			// at once (joinbatch.go).
-			if !IsCode(err, CodeLogUnavailable) {
+			if !protocol.IsCode(err, protocol.CodeLogUnavailable) {
 				t.Fatalf("join during outage: got %v, want log_unavailable", err)
 			}
 			seen = true
@@ -152,13 +154,8 @@ func TestUnavailableLogAnswersUnavailable(t *testing.T) {
 		t.Fatal("joins never failed while the log was down")
 	}
 	l.SetDown(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := n.Client.Join(ctx, cr.View.ID); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("joins did not resume after the log came back: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, "joins to resume after the log came back", func() bool {
+		_, err := n.Client.Join(ctx, cr.View.ID)
+		return err == nil
+	})
 }

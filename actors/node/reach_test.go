@@ -2,65 +2,25 @@ package node
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
-
-// The watch's answer follows the provider's health and the member list;
-// lost is closed while nobody is reachable and a fresh one opens when a
-// member answers again.
-func TestReachFollowsHealthAndMembers(t *testing.T) {
-	n, known := 0, false
-	w := newReachWatch(func() error { return nil }, func() (int, bool) { return n, known })
-	if !w.reachable() {
-		t.Fatal("before the first member list and any health error, calls must wait for the list, not fail")
-	}
-	known = true
-	if w.reachable() {
-		t.Fatal("an empty member list counts as reachable")
-	}
-	lost := w.lostCh()
-	select {
-	case <-lost:
-	default:
-		t.Fatal("lost is open with no member")
-	}
-	n = 2
-	if !w.reachable() {
-		t.Fatal("two members and a healthy provider: unreachable")
-	}
-	back := w.lostCh()
-	select {
-	case <-back:
-		t.Fatal("lost is still closed once members are back")
-	default:
-	}
-	w.onHealth(errors.New("monitor: no node answered"))
-	select {
-	case <-back:
-	default:
-		t.Fatal("the provider found no member, but lost stayed open")
-	}
-	w.onHealth(nil)
-	if !w.reachable() {
-		t.Fatal("healthy again, still unreachable")
-	}
-}
 
 // memberAt starts a member whose cluster health listener is addr and whose
 // peers are peers, on log l.
 func memberAt(t *testing.T, l persistence.Log, addr string, peers []string) *Node {
 	t.Helper()
 	n, err := Start(Config{Member: true, HealthAddr: addr, Peers: peers, StallLimit: -1,
-		Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
+		Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +44,14 @@ func TestFrontWithoutMembers(t *testing.T) {
 	l := memlog.New()
 	peers := []string{addr}
 	m := memberAt(t, l, addr, peers)
-	front, err := Start(Config{Peers: peers, StallLimit: -1, Deps: Deps{Sealer: sealer, Hash: hash,
+	front, err := Start(Config{Peers: peers, StallLimit: -1, Deps: grain.Deps{Sealer: sealer, Hash: hash,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer front.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	deadline, _ := ctx.Deadline()
 	defer cancel()
 	cr, err := front.Client.Create(ctx, room.Config{Slug: "alone", Name: "Alone", RatePerMinute: 6000, Active: true}, "admin")
 	if err != nil {
@@ -107,7 +68,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	var detected time.Duration
 	for {
 		_, err := front.Client.Join(ctx, id)
-		if IsCode(err, CodeClusterUnavailable) {
+		if protocol.IsCode(err, protocol.CodeClusterUnavailable) {
 			detected = time.Since(killed)
 			break
 		}
@@ -126,7 +87,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	} {
 		start := time.Now()
 		err := call.f()
-		if took := time.Since(start); !IsCode(err, CodeClusterUnavailable) || took > 500*time.Millisecond {
+		if took := time.Since(start); !protocol.IsCode(err, protocol.CodeClusterUnavailable) || took > 500*time.Millisecond {
 			t.Fatalf("%s with no member: %v after %v, want cluster_unavailable within 500 ms", call.name, err, took)
 		}
 	}
@@ -134,12 +95,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	if err != nil || !ok || r.View.ID != id {
 		t.Fatalf("the room's view with no member: %v %v %v", r, ok, err)
 	}
-	for !front.Views.Stale(id) {
-		if time.Since(killed) > 30*time.Second {
-			t.Fatal("the room's view is not stale 30 s after its last member ended")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually(t, 30*time.Second, "the room's view to be stale after its last member ended", func() bool { return front.Views.Stale(id) })
 
 	// The member comes back (a new process would have a new identity; so
 	// has this new actor system), on the same address and log.
@@ -147,25 +103,14 @@ func TestFrontWithoutMembers(t *testing.T) {
 	m2 := memberAt(t, l, addr, peers)
 	restarted := time.Now()
 	defer m2.Kill()
-	var j *JoinResult
-	for {
+	var j *protocol.JoinResult
+	eventually(t, time.Until(deadline), "a join through the front after the member came back", func() bool {
 		j, err = front.Client.Join(ctx, id)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no join through the front after the member came back: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil
+	})
 	t.Logf("first join %v after the member started again", time.Since(restarted).Round(time.Millisecond))
 	if j.Number <= first.Number {
 		t.Fatalf("number %d after the member came back, not above %d", j.Number, first.Number)
 	}
-	for front.Views.Stale(id) {
-		if ctx.Err() != nil {
-			t.Fatal("the room's view stays stale after the member came back")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually(t, time.Until(deadline), "the room's view to be fresh after the member came back", func() bool { return !front.Views.Stale(id) })
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
@@ -17,11 +18,11 @@ func TestRegistryDropsSilentNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, id := range []string{"b", "a", "c"} {
-		if err := n.Client.Report(ctx, Instance{ID: id, Roles: []string{"front"}, Goroutines: 3}); err != nil {
+		if err := n.Client.Report(ctx, protocol.Instance{ID: id, Roles: []string{"front"}, Goroutines: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := n.Client.Report(ctx, Instance{}); !IsCode(err, CodeInvalid) {
+	if err := n.Client.Report(ctx, protocol.Instance{}); !protocol.IsCode(err, protocol.CodeInvalid) {
 		t.Fatalf("report without an id: got %v, want invalid", err)
 	}
 	list, err := n.Client.Instances(ctx)
@@ -31,12 +32,12 @@ func TestRegistryDropsSilentNodes(t *testing.T) {
 	if err := n.Client.Leave(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(InstanceTTL / 2)
-	if err := n.Client.Report(ctx, Instance{ID: "c"}); err != nil {
+	clock.Advance(protocol.InstanceTTL / 2)
+	if err := n.Client.Report(ctx, protocol.Instance{ID: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(InstanceTTL/2 + time.Second)
+	clock.Advance(protocol.InstanceTTL/2 + time.Second)
 	if list, err := n.Client.Instances(ctx); err != nil || len(list) != 1 || list[0].ID != "c" {
-		t.Fatalf("after a left and %v of silence from a: got %+v %v, want c alone", InstanceTTL, list, err)
+		t.Fatalf("after a left and %v of silence from a: got %+v %v, want c alone", protocol.InstanceTTL, list, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
@@ -26,14 +28,14 @@ func (h restCounter) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// A deleted room stops ticking once it has been left alone for restAfter,
+// A deleted room stops ticking once it has been left alone for RestAfter,
 // and a request wakes it; a live room next to it goes on ticking. The
 // test steps the clock and waits for events: the live room's ticks show
 // that time has been seen by the grains, and each rest is logged.
 func TestGoneRoomRests(t *testing.T) {
 	clock := &skewClock{}
 	rests := new(atomic.Int64)
-	n, err := Start(Config{Member: true, Deps: Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Now: clock.Now,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Now: clock.Now,
 		Logger: slog.New(restCounter{rests})}})
 	if err != nil {
 		t.Fatal(err)
@@ -52,63 +54,33 @@ func TestGoneRoomRests(t *testing.T) {
 	live, gone := ids[0], ids[1]
 	del := func() error {
 		var v room.View
-		return n.Client.Admin(ctx, gone, OpDelete, AdminRequest{Actor: "admin"}, &v)
+		return n.Client.Admin(ctx, gone, protocol.OpDelete, protocol.AdminRequest{Actor: "admin"}, &v)
 	}
 	if err := del(); err != nil {
 		t.Fatal(err)
 	}
-	// Not before restAfter has passed since its last request: the clock
+	// Not before RestAfter has passed since its last request: the clock
 	// moves to just short of it, in steps the live room's ticks confirm
 	// (both grains tick on the same schedule).
 	for range 5 {
-		clock.Advance((restAfter - 5*time.Second) / 5)
+		clock.Advance((grain.RestAfter - 5*time.Second) / 5)
 		ticked(t, ctx, n, live, clock)
 	}
 	if got := rests.Load(); got != 0 {
-		t.Fatalf("%d rests before restAfter had passed since the delete", got)
+		t.Fatalf("%d rests before grain.RestAfter had passed since the delete", got)
 	}
 	clock.Advance(10 * time.Second)
 	eventually(t, 10*time.Second, "the deleted room to rest", func() bool { return rests.Load() == 1 })
 
 	// A request wakes it, and it answers as a deleted room does; its
-	// ticker runs again, so it rests again restAfter later.
-	if err := del(); !IsCode(err, CodeNotFound) {
+	// ticker runs again, so it rests again RestAfter later.
+	if err := del(); !protocol.IsCode(err, protocol.CodeNotFound) {
 		t.Fatalf("delete of a deleted room: got %v, want not found", err)
 	}
-	clock.Advance(restAfter + time.Second)
+	clock.Advance(grain.RestAfter + time.Second)
 	eventually(t, 10*time.Second, "the woken room to rest again", func() bool { return rests.Load() == 2 })
 	if _, err := n.Client.Join(ctx, live); err != nil {
 		t.Fatalf("join of the live room: %v", err)
 	}
 	ticked(t, ctx, n, live, clock)
-}
-
-func TestTickPeriod(t *testing.T) {
-	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	st := room.New("r")
-	st.Exists = true
-	g := &roomGrain{st: st}
-	g.pace.heardAt = time.Now()
-	if got := g.tickPeriod(now); got != tickInterval {
-		t.Errorf("a room just asked: %v, want %v", got, tickInterval)
-	}
-	g.pace.heardAt = time.Now().Add(-quietAfter - time.Second)
-	if got := g.tickPeriod(now); got != quietTick {
-		t.Errorf("a room nobody asked for a minute: %v, want %v", got, quietTick)
-	}
-	g.dirty = true
-	if got := g.tickPeriod(now); got != tickInterval {
-		t.Errorf("a quiet room with a view to publish: %v, want %v", got, tickInterval)
-	}
-	g.dirty, g.writes.writing = false, true
-	if got := g.tickPeriod(now); got != tickInterval {
-		t.Errorf("a quiet room writing: %v, want %v", got, tickInterval)
-	}
-	g.writes.writing = false
-	opens := now.Add(time.Second)
-	st.Config.OpensAt = &opens
-	st.Armed = &room.Arm{}
-	if got := g.tickPeriod(now); got != tickInterval {
-		t.Errorf("a quiet room opening in a second: %v, want %v", got, tickInterval)
-	}
 }

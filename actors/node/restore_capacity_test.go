@@ -3,6 +3,9 @@ package node
 import (
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // A capacity room restored from a log: the inside keep their slots, the
@@ -18,7 +21,7 @@ func TestHoldRestoredCapacity(t *testing.T) {
 	}
 	n.Stop(ctx)
 
-	held, err := HoldRestoredCapacity(ctx, l, []string{DirectoryID, id, "r-not-capacity"}, time.Now())
+	held, err := grain.HoldRestoredCapacity(ctx, l, []string{protocol.DirectoryID, id, "r-not-capacity"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/beacon/beacontest"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
@@ -33,7 +35,7 @@ func TestDrawWithoutTheChain(t *testing.T) {
 	}
 	src := &lostBeacon{}
 	src.chain.Store(chain)
-	n, err := Start(Config{Member: true, Deps: Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Beacon: src, Logger: startNodeLogger()}})
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Beacon: src, Logger: startNodeLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestDrawWithoutTheChain(t *testing.T) {
 	src.chain.Store(nil)
 	for {
 		var v room.View
-		if err := n.Client.Admin(ctx, cr.View.ID, OpGet, AdminRequest{Actor: "admin"}, &v); err != nil {
+		if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpGet, protocol.AdminRequest{Actor: "admin"}, &v); err != nil {
 			t.Fatal(err)
 		}
 		if len(v.Draws) > 0 {

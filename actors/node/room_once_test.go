@@ -9,7 +9,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -47,9 +49,9 @@ func (h *retrySignal) WithGroup(name string) slog.Handler {
 
 // onceRoom starts a node on l with a room holding one bypass code; the
 // caller stops the node.
-func onceRoom(t *testing.T, ctx context.Context, l persistence.Log, logger *slog.Logger) (n *Node, id string, code CodeInfo) {
+func onceRoom(t *testing.T, ctx context.Context, l persistence.Log, logger *slog.Logger) (n *Node, id string, code protocol.CodeInfo) {
 	t.Helper()
-	n, err := Start(Config{Member: true, CallTimeout: 30 * time.Second, Deps: Deps{Log: l, Sealer: sealer, Hash: hash,
+	n, err := Start(Config{Member: true, CallTimeout: 30 * time.Second, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
 		WriteTimeout: 10 * time.Second, Logger: logger}})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +60,7 @@ func onceRoom(t *testing.T, ctx context.Context, l persistence.Log, logger *slog
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Client.Admin(ctx, cr.View.ID, OpCodeAdd, AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {
+	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpCodeAdd, protocol.AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {
 		t.Fatal(err)
 	}
 	return n, cr.View.ID, code
@@ -66,8 +68,8 @@ func onceRoom(t *testing.T, ctx context.Context, l persistence.Log, logger *slog
 
 func codeUses(t *testing.T, ctx context.Context, n *Node, id string) int {
 	t.Helper()
-	var codes []CodeInfo
-	if err := n.Client.Admin(ctx, id, OpCodeList, AdminRequest{Actor: "admin"}, &codes); err != nil {
+	var codes []protocol.CodeInfo
+	if err := n.Client.Admin(ctx, id, protocol.OpCodeList, protocol.AdminRequest{Actor: "admin"}, &codes); err != nil {
 		t.Fatal(err)
 	}
 	if len(codes) != 1 {
@@ -89,7 +91,7 @@ func TestRedeemRetriedPastAttemptAppliesOnce(t *testing.T) {
 
 	l.shut.Store(true)
 	type result struct {
-		r   *TokenResult
+		r   *protocol.TokenResult
 		err error
 	}
 	got := make(chan result, 1)
@@ -133,10 +135,10 @@ func TestRedeemRetryAfterAnswerAndRestart(t *testing.T) {
 	defer cancel()
 	l := memlog.New()
 	n, id, code := onceRoom(t, ctx, l, startNodeLogger())
-	body, _ := json.Marshal(RedeemRequest{Code: code.Code})
-	req := &wire.Request{Op: opRedeem, Body: body, Id: "retried-command"}
+	body, _ := json.Marshal(protocol.RedeemRequest{Code: code.Code})
+	req := &wire.Request{Op: protocol.OpRedeem, Body: body, Id: "retried-command"}
 	ask := func(n *Node) *wire.Response {
-		res, err := n.cluster.Request(id, KindRoom, req, cluster.WithTimeout(30*time.Second))
+		res, err := n.cluster.Request(id, protocol.KindRoom, req, cluster.WithTimeout(30*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +155,7 @@ func TestRedeemRetryAfterAnswerAndRestart(t *testing.T) {
 	defer cancelStop()
 	n.Stop(stop)
 
-	n2, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Logger: startNodeLogger()}})
+	n2, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: startNodeLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +166,9 @@ func TestRedeemRetryAfterAnswerAndRestart(t *testing.T) {
 	if uses := codeUses(t, ctx, n2, id); uses != 1 {
 		t.Fatalf("after restart the code is used %d times, want 1", uses)
 	}
-	long := &wire.Request{Op: opRedeem, Body: body, Id: string(make([]byte, room.MaxCommandID+1))}
-	res, err := n2.cluster.Request(id, KindRoom, long, cluster.WithTimeout(30*time.Second))
-	if err != nil || res.(*wire.Response).Code != CodeInvalid {
+	long := &wire.Request{Op: protocol.OpRedeem, Body: body, Id: string(make([]byte, room.MaxCommandID+1))}
+	res, err := n2.cluster.Request(id, protocol.KindRoom, long, cluster.WithTimeout(30*time.Second))
+	if err != nil || res.(*wire.Response).Code != protocol.CodeInvalid {
 		t.Fatalf("over-long command id: %v %v, want invalid", res, err)
 	}
 }
@@ -175,7 +177,7 @@ func TestRedeemRetryAfterAnswerAndRestart(t *testing.T) {
 func TestScheduleAddRetriedAppliesOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: startNodeLogger()}})
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: startNodeLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +186,11 @@ func TestScheduleAddRetriedAppliesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := loadtest.Schedule{Cron: "0 3 * * *", Spec: loadtest.Spec{Slug: "s", Profile: loadtest.ProfileJoin, RatePerSecond: 1, DurationSeconds: 1}}
-	body, _ := json.Marshal(LoadTestRequest{Schedule: &sc})
-	req := &wire.Request{Op: opSchAdd, Body: body, Id: "retried-schedule"}
+	body, _ := json.Marshal(protocol.LoadTestRequest{Schedule: &sc})
+	req := &wire.Request{Op: protocol.OpSchAdd, Body: body, Id: "retried-schedule"}
 	var answers []string
 	for range 2 {
-		res, err := n.cluster.Request(LoadTestsID, KindLoadTests, req, cluster.WithTimeout(30*time.Second))
+		res, err := n.cluster.Request(protocol.LoadTestsID, protocol.KindLoadTests, req, cluster.WithTimeout(30*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
@@ -31,7 +32,7 @@ func TestGrainFollowsTheSchedule(t *testing.T) {
 	id := cr.View.ID
 	view := func(n *Node) *room.View {
 		var v room.View
-		if err := n.Client.Admin(ctx, id, OpGet, AdminRequest{Actor: "admin"}, &v); err != nil {
+		if err := n.Client.Admin(ctx, id, protocol.OpGet, protocol.AdminRequest{Actor: "admin"}, &v); err != nil {
 			t.Fatal(err)
 		}
 		return &v
@@ -66,7 +67,7 @@ func TestGrainFollowsTheSchedule(t *testing.T) {
 	}
 	schedules := func(n *Node) int {
 		var entries []room.AuditEntry
-		if err := n.Client.Admin(ctx, id, OpAudit, AdminRequest{Actor: "admin"}, &entries); err != nil {
+		if err := n.Client.Admin(ctx, id, protocol.OpAudit, protocol.AdminRequest{Actor: "admin"}, &entries); err != nil {
 			t.Fatal(err)
 		}
 		k := 0
@@ -107,18 +108,18 @@ func TestConfigureOverAStaleVersion(t *testing.T) {
 	read := cr.View.UpdatedAt
 	cfg.Mode = room.ModeSoldOut
 	var v room.View
-	if err := n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg, IfVersion: read}, &v); err != nil {
+	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &cfg, IfVersion: read}, &v); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)
 	old := cfg
 	old.Mode = room.ModeQueue
-	err = n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &old, IfVersion: read}, &v)
-	var ne *Error
-	if !errors.As(err, &ne) || ne.Code != CodeConflict {
+	err = n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &old, IfVersion: read}, &v)
+	var ne *protocol.Error
+	if !errors.As(err, &ne) || ne.Code != protocol.CodeConflict {
 		t.Fatalf("write over the version read before: got %v, want a conflict", err)
 	}
-	if err := n.Client.Admin(ctx, cr.View.ID, OpGet, AdminRequest{Actor: "admin"}, &v); err != nil || v.Config.Mode != room.ModeSoldOut {
+	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpGet, protocol.AdminRequest{Actor: "admin"}, &v); err != nil || v.Config.Mode != room.ModeSoldOut {
 		t.Fatalf("after the refused write: mode %s (%v), want soldOut", v.Config.Mode, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -48,7 +49,7 @@ func TestStoppedRoomLeavesItsSnapshot(t *testing.T) {
 	// The next activation reads that tail, writes its marker, and covers
 	// both when it stops, even with nothing else written.
 	n = startNode(t, l)
-	if _, err := n.Client.sync(ctx, cr.View.ID, SyncRequest{}); err != nil {
+	if _, err := n.Views.ByID(ctx, cr.View.ID); err != nil {
 		t.Fatal(err)
 	}
 	n.Stop(ctx)
@@ -58,7 +59,7 @@ func TestStoppedRoomLeavesItsSnapshot(t *testing.T) {
 
 	// A deleted room is covered too, so that retention drops its events.
 	n = startNode(t, l)
-	if err := n.Client.Admin(ctx, cr.View.ID, OpDelete, AdminRequest{Actor: "admin"}, nil); err != nil {
+	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpDelete, protocol.AdminRequest{Actor: "admin"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	n.Stop(ctx)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
@@ -25,7 +26,7 @@ func TestFrontNodeStops(t *testing.T) {
 	health := ln.Addr().String()
 	ln.Close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	deps := Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: log}
+	deps := grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: log}
 	member, err := Start(Config{Member: true, HealthAddr: health, Peers: []string{health}, Deps: deps})
 	if err != nil {
 		t.Fatal(err)

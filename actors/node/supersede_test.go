@@ -2,10 +2,12 @@ package node
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
@@ -17,7 +19,7 @@ import (
 func TestJoinWaitingWhenSupersededIsRetried(t *testing.T) {
 	mem := memlog.New()
 	l := &gateLog{Log: mem, held: make(chan struct{}, 16), open: make(chan struct{})}
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, WriteTimeout: 10 * time.Second,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, WriteTimeout: 10 * time.Second,
 		Logger: startNodeLogger()}})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +35,7 @@ func TestJoinWaitingWhenSupersededIsRetried(t *testing.T) {
 
 	l.shut.Store(true)
 	type joinRes struct {
-		j   *JoinResult
+		j   *protocol.JoinResult
 		err error
 	}
 	done := make(chan joinRes, 1)
@@ -47,10 +49,8 @@ func TestJoinWaitingWhenSupersededIsRetried(t *testing.T) {
 		t.Fatal("the join's reservation never reached the log")
 	}
 	// Another activation takes the room meanwhile.
-	var marker activatedRecord
-	marker.V, marker.Type, marker.At = 1, "activated", time.Now().UnixNano()
-	marker.Activated.Nonce = "elsewhere"
-	b, _ := json.Marshal(marker)
+	// (the journal's activation marker, as it is stored)
+	b := fmt.Appendf(nil, `{"v":1,"type":"activated","at":%d,"activated":{"nonce":"elsewhere"}}`, time.Now().UnixNano())
 	if _, err := mem.Append(ctx, id, b); err != nil {
 		t.Fatal(err)
 	}
@@ -63,36 +63,5 @@ func TestJoinWaitingWhenSupersededIsRetried(t *testing.T) {
 	}
 	if r.j.Number == 0 {
 		t.Fatalf("join answered number 0")
-	}
-}
-
-// Batches waiting for the first reservation of an activation are given
-// firstBlockWait before the log counts as down (a member just started, as
-// in a roll, writes its first block slowly); once a reservation has been
-// written, blockWait applies.
-func TestFirstReservationIsGivenLonger(t *testing.T) {
-	t0 := time.Unix(1_700_000_000, 0)
-	g := &roomGrain{log: startNodeLogger()}
-	wait := func() {
-		g.desk.waiting = []batchWaiter{{since: t0, req: JoinBatchRequest{Count: 1}}}
-		g.desk.logDown = false
-	}
-
-	wait()
-	g.checkBlockWait(t0.Add(blockWait + 100*time.Millisecond))
-	if g.desk.logDown || len(g.desk.waiting) != 1 {
-		t.Fatalf("before the first reservation, %v of waiting took the log for down", blockWait+100*time.Millisecond)
-	}
-	g.checkBlockWait(t0.Add(firstBlockWait + 100*time.Millisecond))
-	if !g.desk.logDown || len(g.desk.waiting) != 0 {
-		t.Fatalf("before the first reservation, %v of waiting left the log up", firstBlockWait+100*time.Millisecond)
-	}
-
-	g.desk.logDown = false
-	g.grantBatches(nil) // a reservation written, nothing waiting
-	wait()
-	g.checkBlockWait(t0.Add(blockWait + 100*time.Millisecond))
-	if !g.desk.logDown || len(g.desk.waiting) != 0 {
-		t.Fatalf("after a reservation, %v of waiting left the log up", blockWait+100*time.Millisecond)
 	}
 }

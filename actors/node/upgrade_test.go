@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -17,7 +19,7 @@ import (
 // startNodeOlder is startNode with the cluster's older nodes given.
 func startNodeOlder(t *testing.T, l persistence.Log, older func([]string) []string) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: Deps{Log: l, Sealer: sealer, Hash: hash, Older: older,
+	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Older: older,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +59,7 @@ func TestConfigureWaitsForEveryNodeToAnnounce(t *testing.T) {
 	cfg := room.Config{Slug: "roll", Name: "Roll", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}
 	sold := cfg
 	sold.Mode = room.ModeSoldOut
-	if _, err := n.Client.Create(ctx, sold, "admin"); !IsCode(err, CodeConflict) || !strings.Contains(err.Error(), "127.0.0.1:7001") {
+	if _, err := n.Client.Create(ctx, sold, "admin"); !protocol.IsCode(err, protocol.CodeConflict) || !strings.Contains(err.Error(), "127.0.0.1:7001") {
 		t.Fatalf("create sold out: got %v, want a conflict naming the older node", err)
 	}
 	cr, err := n.Client.Create(ctx, cfg, "admin")
@@ -65,15 +67,15 @@ func TestConfigureWaitsForEveryNodeToAnnounce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v room.View
-	err = n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &sold}, &v)
-	if !IsCode(err, CodeConflict) || !strings.Contains(err.Error(), "modes") {
+	err = n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &sold}, &v)
+	if !protocol.IsCode(err, protocol.CodeConflict) || !strings.Contains(err.Error(), "modes") {
 		t.Fatalf("configure sold out: got %v, want a conflict naming the feature", err)
 	}
 	if _, err := n.Client.Join(ctx, cr.View.ID); err != nil {
 		t.Fatalf("join after the refused switch: %v (the room must still queue)", err)
 	}
 	cfg.RatePerMinute = 120
-	if err := n.Client.Admin(ctx, cr.View.ID, OpConfigure, AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
+	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &cfg}, &v); err != nil {
 		t.Fatalf("a change needing no feature: %v", err)
 	}
 }
@@ -93,38 +95,12 @@ func TestUnreadableRoomIsRefused(t *testing.T) {
 	}
 	n2 := startNodeOlder(t, l, nil)
 	defer n2.Stop(context.Background())
-	if _, err := n2.Client.Join(ctx, id); !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
+	if _, err := n2.Client.Join(ctx, id); !protocol.IsCode(err, protocol.CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
 		t.Fatalf("join: got %v, want room_unavailable naming 0.9.0 and waves", err)
 	}
 	var v room.View
-	if err := n2.Client.Admin(ctx, id, OpGet, AdminRequest{Actor: "admin"}, &v); !IsCode(err, CodeRoomUnavailable) {
+	if err := n2.Client.Admin(ctx, id, protocol.OpGet, protocol.AdminRequest{Actor: "admin"}, &v); !protocol.IsCode(err, protocol.CodeRoomUnavailable) {
 		t.Fatalf("get: got %v, want room_unavailable", err)
-	}
-}
-
-// A member handing its rooms over activates none: its activation marker
-// would fence off the member the room is moving to. Its grain stays not
-// ready (calls are answered unavailable and retried) and writes nothing.
-func TestLeavingMemberActivatesNoRoom(t *testing.T) {
-	l := memlog.New()
-	leaving := true
-	g := &roomGrain{id: "r1", subs: map[string]*subscriber{}, log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		deps: &Deps{Log: l, Sealer: sealer, Hash: hash, Now: time.Now, WriteTimeout: time.Second, Leaving: func() bool { return leaving }}}
-	records := func() int {
-		n := 0
-		if _, err := l.Replay(context.Background(), "r1", -1, func(persistence.Record) error { n++; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	g.activate()
-	if g.ready || records() != 0 {
-		t.Fatalf("leaving: ready %v with %d records, want no activation and no marker", g.ready, records())
-	}
-	leaving = false
-	g.activate()
-	if !g.ready || records() != 1 {
-		t.Fatalf("staying: ready %v with %d records, want an activation and its marker", g.ready, records())
 	}
 }
 
@@ -145,7 +121,7 @@ func TestSnapshotNeedsItsFeatures(t *testing.T) {
 	}
 	n2 := startNodeOlder(t, l, nil)
 	defer n2.Stop(context.Background())
-	if _, err := n2.Client.Join(ctx, id); !IsCode(err, CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
+	if _, err := n2.Client.Join(ctx, id); !protocol.IsCode(err, protocol.CodeRoomUnavailable) || !strings.Contains(err.Error(), "aditus-queue 0.9.0 or newer (feature waves)") {
 		t.Fatalf("join: got %v, want room_unavailable naming 0.9.0 and waves", err)
 	}
 }

@@ -7,7 +7,7 @@ import "github.com/aditus-queue/aditus-queue/actors/versioned"
 // needs (Event.Needs); a reader that does not know a feature refuses the
 // room rather than read the event without it (versioned.CheckNeeds), and a
 // room writes such an event only once every node of the cluster announces
-// the feature (actors/node, capabilities.go). Adding a feature: a name
+// the feature (actors/grain, capabilities.go). Adding a feature: a name
 // here, its use in Event.needs, a line in docs/architecture.md
 // ("Upgrades") and in CHANGELOG.md.
 const (

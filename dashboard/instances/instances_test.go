@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/dashboard/instances"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
@@ -19,11 +19,11 @@ const adminTok = apitest.AdminToken
 // A node reports itself through the registry grain; the endpoint lists it
 // for the operator only, and a graceful stop takes it off at once.
 func TestInstancesEndpoint(t *testing.T) {
-	s := apitest.Start(t, apitest.Options{Front: func(n *node.Node, c *api.Config) {
+	s := apitest.Start(t, apitest.Options{Front: func(n *front.Front, c *api.Config) {
 		c.AdminRoutes = append(c.AdminRoutes, instances.Register(n.Client))
 	}})
 	n, reg, log := s.Node, s.Registry, s.Logger
-	r := instances.Start(instances.Config{Node: n, Roles: []string{"front", "actor"}, PublicURL: apitest.PublicURL,
+	r := instances.Start(instances.Config{Node: n.Front, Roles: []string{"front", "actor"}, PublicURL: apitest.PublicURL,
 		Build: release.Info{Version: "test", Commit: "c0ffee", Go: "go1.x", Features: []string{"modes"}}, Requests: instances.CounterTotal(reg, "aditus_queue_http_requests_total"),
 		Sockets: func() int { return 7 }, Logger: log, Interval: 200 * time.Millisecond})
 	defer r.Stop(context.Background())

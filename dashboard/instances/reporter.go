@@ -1,8 +1,8 @@
 // Package instances is the cluster's view of its own nodes: every node,
-// member or front, reports itself every node.ReportInterval to the
-// registry grain (see actors/node's registryGrain for why a grain), and
+// member or front, reports itself every protocol.ReportInterval to the
+// registry grain (see actors/grain's registryGrain for why a grain), and
 // GET /api/admin/queue/instances lists the nodes that reported within
-// node.InstanceTTL.
+// protocol.InstanceTTL.
 package instances
 
 import (
@@ -15,13 +15,14 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/release"
 )
 
 // Config describes the reporting node.
 type Config struct {
-	Node      *node.Node
+	Node      *front.Front
 	Roles     []string
 	PublicURL string
 	// Build is what the binary is and the features it announces
@@ -33,7 +34,7 @@ type Config struct {
 	// Sockets returns the open WebSockets (visitor and dashboard).
 	Sockets func() int
 	Logger  *slog.Logger
-	// Interval overrides node.ReportInterval (tests).
+	// Interval overrides protocol.ReportInterval (tests).
 	Interval time.Duration
 }
 
@@ -50,7 +51,7 @@ type Reporter struct {
 // Start sends a first report at once, then one every interval.
 func Start(cfg Config) *Reporter {
 	if cfg.Interval == 0 {
-		cfg.Interval = node.ReportInterval
+		cfg.Interval = protocol.ReportInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -86,9 +87,9 @@ func (r *Reporter) loop() {
 }
 
 // report is this node's self-report at now.
-func (r *Reporter) report(now time.Time) node.Instance {
+func (r *Reporter) report(now time.Time) protocol.Instance {
 	f := r.meter.measure(now, r.started)
-	return node.Instance{ID: r.cfg.Node.ID(), Roles: r.cfg.Roles, Address: r.cfg.Node.Address(),
+	return protocol.Instance{ID: r.cfg.Node.ID(), Roles: r.cfg.Roles, Address: r.cfg.Node.Address(),
 		PublicURL: r.cfg.PublicURL, Version: r.cfg.Build.Version, Commit: r.cfg.Build.Commit, GoVersion: r.cfg.Build.Go,
 		LogFormats: r.cfg.Build.Formats, Features: r.cfg.Build.Features, StartedAt: r.started.UTC().Truncate(time.Second),
 		UptimeSeconds: int64(now.Sub(r.started).Seconds()), CPUPercent: f.cpuPercent, RSSBytes: f.rss,
@@ -109,7 +110,7 @@ func (r *Reporter) Stop(ctx context.Context) {
 
 // Register adds GET /instances to the admin group g behind adminOnly
 // (403 for qak_ keys).
-func Register(client *node.Client) func(g *echo.Group, adminOnly echo.MiddlewareFunc) {
+func Register(client *front.Client) func(g *echo.Group, adminOnly echo.MiddlewareFunc) {
 	return func(g *echo.Group, adminOnly echo.MiddlewareFunc) {
 		g.GET("/instances", func(c echo.Context) error {
 			list, err := client.Instances(c.Request().Context())
@@ -117,7 +118,7 @@ func Register(client *node.Client) func(g *echo.Group, adminOnly echo.Middleware
 				return err
 			}
 			if list == nil {
-				list = []node.Instance{}
+				list = []protocol.Instance{}
 			}
 			return c.JSON(http.StatusOK, map[string]any{"instances": list})
 		}, adminOnly)

@@ -3,7 +3,7 @@ package live
 import (
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -11,24 +11,24 @@ import (
 // room's figures, the history samples it has not seen yet (the last 30
 // minutes in its first frame) and the self-regulating rate's adjustments.
 type Frame struct {
-	Type                 string            `json:"type"`
-	Room                 string            `json:"room"`
-	Slug                 string            `json:"slug"`
-	Name                 string            `json:"name"`
-	At                   string            `json:"at"`
-	State                string            `json:"state"`
-	Mode                 string            `json:"mode"`
-	Active               bool              `json:"active"`
-	Test                 bool              `json:"test"`
-	Waiting              uint64            `json:"waiting"`
-	Serving              uint64            `json:"serving"`
-	Issued               uint64            `json:"issued"`
-	RatePerMinute        float64           `json:"ratePerMinute"`
-	InflowPerMinute      float64           `json:"inflowPerMinute"`
-	EstimatedWaitSeconds int               `json:"estimatedWaitSeconds"`
-	AutoRate             AutoRate          `json:"autoRate"`
-	History              []Point           `json:"history"`
-	Adjustments          []node.Adjustment `json:"adjustments"`
+	Type                 string                `json:"type"`
+	Room                 string                `json:"room"`
+	Slug                 string                `json:"slug"`
+	Name                 string                `json:"name"`
+	At                   string                `json:"at"`
+	State                string                `json:"state"`
+	Mode                 string                `json:"mode"`
+	Active               bool                  `json:"active"`
+	Test                 bool                  `json:"test"`
+	Waiting              uint64                `json:"waiting"`
+	Serving              uint64                `json:"serving"`
+	Issued               uint64                `json:"issued"`
+	RatePerMinute        float64               `json:"ratePerMinute"`
+	InflowPerMinute      float64               `json:"inflowPerMinute"`
+	EstimatedWaitSeconds int                   `json:"estimatedWaitSeconds"`
+	AutoRate             AutoRate              `json:"autoRate"`
+	History              []Point               `json:"history"`
+	Adjustments          []protocol.Adjustment `json:"adjustments"`
 }
 
 // AutoRate is the part of the self-regulating rate the gauges show.
@@ -52,11 +52,11 @@ func pointOf(s room.Sample) Point {
 }
 
 // frameOf builds the frame of r at now with history hist.
-func frameOf(r *node.StatsResult, hist []Point, now time.Time) Frame {
+func frameOf(r *protocol.StatsResult, hist []Point, now time.Time) Frame {
 	f := r.Figures
 	adj := r.Adjustments
 	if adj == nil {
-		adj = []node.Adjustment{}
+		adj = []protocol.Adjustment{}
 	}
 	if hist == nil {
 		hist = []Point{}

@@ -18,7 +18,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
@@ -27,7 +28,7 @@ import (
 
 // Config wires a Hub.
 type Config struct {
-	Client *node.Client
+	Client *front.Client
 	// AdminHash is the hash (Hash) of the operator's token.
 	AdminHash []byte
 	// Hash hashes tokens and keys the way they are stored.
@@ -54,7 +55,7 @@ const (
 
 // Hub holds this node's dashboard sockets and their rooms' feeds.
 type Hub struct {
-	client   *node.Client
+	client   *front.Client
 	auth     *adminauth.Authenticator
 	log      *slog.Logger
 	now      func() time.Time
@@ -300,7 +301,7 @@ func (f *feed) pull() {
 	f.mu.Unlock()
 	r, err := f.h.client.Stats(ctx, f.id, since)
 	cancel()
-	if node.IsCode(err, node.CodeNotFound) {
+	if protocol.IsCode(err, protocol.CodeNotFound) {
 		f.closeAll(errNoRoom.Code, errNoRoom.Reason)
 		return
 	}

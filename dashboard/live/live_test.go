@@ -13,7 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/aditus-queue/aditus-queue/dashboard/live"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
@@ -34,7 +34,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	var hub *live.Hub
-	s := apitest.Start(t, apitest.Options{Front: func(n *node.Node, c *api.Config) {
+	s := apitest.Start(t, apitest.Options{Front: func(n *front.Front, c *api.Config) {
 		hub = live.New(live.Config{Client: n.Client, AdminHash: seal.HashSecret(adminTok), Hash: seal.HashSecret, Logger: c.Logger,
 			KeyRecheck: 300 * time.Millisecond})
 		t.Cleanup(hub.Close)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/api/apitest"
 )
@@ -54,7 +54,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 			names[n] = true
 		}
 	}
-	for _, want := range []string{node.MetricRoomWaiting, node.MetricRoomServing, node.MetricRoomIssued, node.MetricRoomRate, node.MetricRoomInflow} {
+	for _, want := range []string{grain.MetricRoomWaiting, grain.MetricRoomServing, grain.MetricRoomIssued, grain.MetricRoomRate, grain.MetricRoomInflow} {
 		if !names[want] {
 			t.Errorf("the dashboard does not show %s", want)
 		}
@@ -82,7 +82,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 				missing = append(missing, name)
 			}
 		}
-		return len(missing) == 0 && strings.Contains(text, "\n"+node.MetricRoomIssued+`{room="grafana-sale"} 3`)
+		return len(missing) == 0 && strings.Contains(text, "\n"+grain.MetricRoomIssued+`{room="grafana-sale"} 3`)
 	})
 	if !shown {
 		t.Fatalf("not on /metrics with room=\"grafana-sale\" (or issued ≠ 3): %v\n%s", missing, text)

@@ -93,7 +93,7 @@ fi
 # several actor systems share one process (docs/architecture.md,
 # "Dependencies", pitfall 5), which those tests do by design; their concurrency is exercised without -race.
 echo "== go test -race"
-go test -count=1 -race -timeout 20m ./actors/node/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/crawler/... ./transport/ws/... ./transport/returnurl/... \
+go test -count=1 -race -timeout 20m ./actors/node/... ./actors/front/... ./actors/grain/... ./actors/membership/... ./actors/protocol/... ./actors/health/... ./actors/capacity/... ./transport/proxy/... ./transport/crawler/... ./transport/ws/... ./transport/returnurl/... \
 	./transport/web/... ./persistence/... ./bench/...
 # The live dashboard's hub and the instance reports (one node per test).
 echo "== go test -race (dashboard)"

@@ -24,7 +24,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
@@ -41,10 +41,10 @@ type Principal struct {
 }
 
 // Directory is what the authenticator asks of the cluster: the list of
-// rooms, and a room's grain whether a key stands. *node.Client is one.
+// rooms, and a room's grain whether a key stands. *front.Client is one.
 type Directory interface {
-	List(ctx context.Context) ([]node.DirectoryEntry, error)
-	Admin(ctx context.Context, id, op string, req node.AdminRequest, out any) error
+	List(ctx context.Context) ([]protocol.DirectoryEntry, error)
+	Admin(ctx context.Context, id, op string, req protocol.AdminRequest, out any) error
 }
 
 // Refusals. A *Limited is returned for an address over its budget.
@@ -187,9 +187,9 @@ func (a *Authenticator) Principal(ctx context.Context, token string) (Principal,
 	if !known {
 		return Principal{}, ErrBadToken
 	}
-	err = a.dir.Admin(ctx, id, node.OpAuthKey, node.AdminRequest{KeyHash: h}, nil)
+	err = a.dir.Admin(ctx, id, protocol.OpAuthKey, protocol.AdminRequest{KeyHash: h}, nil)
 	switch {
-	case node.IsCode(err, node.CodeUnauthorized), node.IsCode(err, node.CodeNotFound), node.IsCode(err, node.CodeForbidden):
+	case protocol.IsCode(err, protocol.CodeUnauthorized), protocol.IsCode(err, protocol.CodeNotFound), protocol.IsCode(err, protocol.CodeForbidden):
 		return Principal{}, ErrBadToken
 	case err != nil:
 		return Principal{}, ErrBusy

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
@@ -24,19 +24,19 @@ type fakeDirectory struct {
 	auths atomic.Int32
 }
 
-func (d *fakeDirectory) List(context.Context) ([]node.DirectoryEntry, error) {
+func (d *fakeDirectory) List(context.Context) ([]protocol.DirectoryEntry, error) {
 	d.lists.Add(1)
-	var out []node.DirectoryEntry
+	var out []protocol.DirectoryEntry
 	for _, id := range d.rooms {
-		out = append(out, node.DirectoryEntry{ID: id, Slug: id})
+		out = append(out, protocol.DirectoryEntry{ID: id, Slug: id})
 	}
 	return out, nil
 }
 
-func (d *fakeDirectory) Admin(_ context.Context, id, op string, req node.AdminRequest, _ any) error {
+func (d *fakeDirectory) Admin(_ context.Context, id, op string, req protocol.AdminRequest, _ any) error {
 	d.auths.Add(1)
-	if op != node.OpAuthKey || d.keys[string(req.KeyHash)] != id {
-		return &node.Error{Code: node.CodeUnauthorized, Message: "no"}
+	if op != protocol.OpAuthKey || d.keys[string(req.KeyHash)] != id {
+		return &protocol.Error{Code: protocol.CodeUnauthorized, Message: "no"}
 	}
 	return nil
 }

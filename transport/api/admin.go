@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 )
@@ -23,11 +23,11 @@ type principal struct {
 	roomID  string
 }
 
-func (p principal) request() node.AdminRequest {
+func (p principal) request() protocol.AdminRequest {
 	if p.admin {
-		return node.AdminRequest{Actor: "admin"}
+		return protocol.AdminRequest{Actor: "admin"}
 	}
-	return node.AdminRequest{KeyHash: p.keyHash}
+	return protocol.AdminRequest{KeyHash: p.keyHash}
 }
 
 const principalKey = "aq.principal"
@@ -88,7 +88,7 @@ func authError(c echo.Context, err error) error {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(adminauth.RetrySeconds(lim.RetryAfter)))
 		return errTooManyFailures
 	case errors.Is(err, adminauth.ErrBusy):
-		return node.ErrUnavailable
+		return protocol.ErrUnavailable
 	}
 	return errUnauthorize
 }
@@ -156,7 +156,7 @@ var errNoSite = errorf(http.StatusNotFound, "not_found", "No such site.")
 
 func (s *Server) getSite(ctx context.Context, id string, p principal) (*room.View, error) {
 	var v room.View
-	if err := s.client.Admin(ctx, id, node.OpGet, p.request(), &v); err != nil {
+	if err := s.client.Admin(ctx, id, protocol.OpGet, p.request(), &v); err != nil {
 		return nil, err
 	}
 	if !v.Exists || v.Deleted {
@@ -259,7 +259,7 @@ func (s *Server) handleSiteUpdate(c echo.Context) error {
 	req := p.request()
 	req.Config, req.IfVersion = &cfg, version
 	var v room.View
-	if err := s.client.Admin(c.Request().Context(), id, node.OpConfigure, req, &v); err != nil {
+	if err := s.client.Admin(c.Request().Context(), id, protocol.OpConfigure, req, &v); err != nil {
 		return err
 	}
 	c.Response().Header().Set("ETag", etagOf(&v))
@@ -272,7 +272,7 @@ func (s *Server) handleSiteDelete(c echo.Context) error {
 		return err
 	}
 	var v room.View
-	if err := s.client.Admin(c.Request().Context(), id, node.OpDelete, p.request(), &v); err != nil {
+	if err := s.client.Admin(c.Request().Context(), id, protocol.OpDelete, p.request(), &v); err != nil {
 		return err
 	}
 	s.auth.RoomsChanged(id)
@@ -280,32 +280,32 @@ func (s *Server) handleSiteDelete(c echo.Context) error {
 }
 
 func (s *Server) handleSecretRotate(c echo.Context) error {
-	return s.adminCall(c, node.OpRotate, func(r *node.AdminRequest) error { return nil }, http.StatusOK, new(map[string]string))
+	return s.adminCall(c, protocol.OpRotate, func(r *protocol.AdminRequest) error { return nil }, http.StatusOK, new(map[string]string))
 }
 
 func (s *Server) handleKeyCreate(c echo.Context) error {
 	var body struct {
 		Name string `json:"name"`
 	}
-	return s.adminCall(c, node.OpKeyAdd, func(r *node.AdminRequest) error {
+	return s.adminCall(c, protocol.OpKeyAdd, func(r *protocol.AdminRequest) error {
 		if err := bind(c, &body); err != nil {
 			return err
 		}
 		r.Name = body.Name
 		return nil
-	}, http.StatusCreated, new(node.KeyInfo))
+	}, http.StatusCreated, new(protocol.KeyInfo))
 }
 
 func (s *Server) handleKeyList(c echo.Context) error {
-	var keys []node.KeyInfo
-	if err := s.adminCall(c, node.OpKeyList, nil, 0, &keys); err != nil {
+	var keys []protocol.KeyInfo
+	if err := s.adminCall(c, protocol.OpKeyList, nil, 0, &keys); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"keys": keys})
 }
 
 func (s *Server) handleKeyDelete(c echo.Context) error {
-	if err := s.adminCall(c, node.OpKeyRemove, func(r *node.AdminRequest) error {
+	if err := s.adminCall(c, protocol.OpKeyRemove, func(r *protocol.AdminRequest) error {
 		r.ID = c.Param("keyId")
 		return nil
 	}, 0, nil); err != nil {
@@ -320,18 +320,18 @@ func (s *Server) handleCodeCreate(c echo.Context) error {
 		UsageLimit *int       `json:"usageLimit"`
 		ExpiresAt  *time.Time `json:"expiresAt"`
 	}
-	return s.adminCall(c, node.OpCodeAdd, func(r *node.AdminRequest) error {
+	return s.adminCall(c, protocol.OpCodeAdd, func(r *protocol.AdminRequest) error {
 		if err := bind(c, &body); err != nil {
 			return err
 		}
 		r.Label, r.Limit, r.Expires = body.Label, body.UsageLimit, body.ExpiresAt
 		return nil
-	}, http.StatusCreated, new(node.CodeInfo))
+	}, http.StatusCreated, new(protocol.CodeInfo))
 }
 
 func (s *Server) handleCodeList(c echo.Context) error {
-	var codes []node.CodeInfo
-	if err := s.adminCall(c, node.OpCodeList, nil, 0, &codes); err != nil {
+	var codes []protocol.CodeInfo
+	if err := s.adminCall(c, protocol.OpCodeList, nil, 0, &codes); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"codes": codes})
@@ -341,20 +341,20 @@ func (s *Server) handleCodeUpdate(c echo.Context) error {
 	var body struct {
 		Disabled *bool `json:"disabled"`
 	}
-	return s.adminCall(c, node.OpCodeChange, func(r *node.AdminRequest) error {
+	return s.adminCall(c, protocol.OpCodeChange, func(r *protocol.AdminRequest) error {
 		if err := bind(c, &body); err != nil {
 			return err
 		}
 		if body.Disabled == nil {
-			return &Error{Status: http.StatusUnprocessableEntity, Code: node.CodeInvalid, Field: "disabled", Message: "disabled: true or false is required"}
+			return &Error{Status: http.StatusUnprocessableEntity, Code: protocol.CodeInvalid, Field: "disabled", Message: "disabled: true or false is required"}
 		}
 		r.ID, r.Disable = c.Param("codeId"), *body.Disabled
 		return nil
-	}, http.StatusOK, new(node.CodeInfo))
+	}, http.StatusOK, new(protocol.CodeInfo))
 }
 
 func (s *Server) handleCodeDelete(c echo.Context) error {
-	if err := s.adminCall(c, node.OpCodeRemove, func(r *node.AdminRequest) error {
+	if err := s.adminCall(c, protocol.OpCodeRemove, func(r *protocol.AdminRequest) error {
 		r.ID = c.Param("codeId")
 		return nil
 	}, 0, nil); err != nil {
@@ -365,7 +365,7 @@ func (s *Server) handleCodeDelete(c echo.Context) error {
 
 func (s *Server) handleAudit(c echo.Context) error {
 	var entries []room.AuditEntry
-	if err := s.adminCall(c, node.OpAudit, nil, 0, &entries); err != nil {
+	if err := s.adminCall(c, protocol.OpAudit, nil, 0, &entries); err != nil {
 		return err
 	}
 	out := make([]map[string]any, 0, len(entries))
@@ -377,7 +377,7 @@ func (s *Server) handleAudit(c echo.Context) error {
 
 // adminCall runs one admin operation on the :id room; with status 0 the
 // caller writes the answer itself.
-func (s *Server) adminCall(c echo.Context, op string, fill func(*node.AdminRequest) error, status int, out any) error {
+func (s *Server) adminCall(c echo.Context, op string, fill func(*protocol.AdminRequest) error, status int, out any) error {
 	id, p, err := s.siteID(c)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/dashboard/live"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -29,7 +30,7 @@ import (
 // X-Forwarded-For.
 func adminFront(t *testing.T) (*env, *node.Node) {
 	t.Helper()
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: testLogger()}})
+	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: testLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func adminFront(t *testing.T) (*env, *node.Node) {
 		t.Fatal(err)
 	}
 	hub := live.New(live.Config{Client: n.Client, Auth: auth, Logger: testLogger()})
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+	s := New(Config{Node: n.Front, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: prometheus.NewRegistry(), Clients: clients, Auth: auth, Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/actors/token"
@@ -34,27 +35,27 @@ type env struct {
 	registry *prometheus.Registry
 }
 
-func newEnv(t *testing.T) *env { return newEnvWith(t, func(*node.Deps, *Config) {}) }
+func newEnv(t *testing.T) *env { return newEnvWith(t, func(*grain.Deps, *Config) {}) }
 
 // newEnvOn is newEnv on the given log.
 func newEnvOn(t *testing.T, l persistence.Log) *env {
 	t.Helper()
-	return newEnvWith(t, func(d *node.Deps, _ *Config) { d.Log = l })
+	return newEnvWith(t, func(d *grain.Deps, _ *Config) { d.Log = l })
 }
 
 // newEnvWith is newEnv with the node's deps and the server's config
 // changed by edit before they start.
-func newEnvWith(t *testing.T, edit func(*node.Deps, *Config)) *env {
+func newEnvWith(t *testing.T, edit func(*grain.Deps, *Config)) *env {
 	t.Helper()
 	return newEnvWithNode(t, edit, nil)
 }
 
 // newEnvWithNode is newEnvWith with the node's configuration changed by
 // editNode (nil: none) too.
-func newEnvWithNode(t *testing.T, edit func(*node.Deps, *Config), editNode func(*node.Config)) *env {
+func newEnvWithNode(t *testing.T, edit func(*grain.Deps, *Config), editNode func(*node.Config)) *env {
 	t.Helper()
 	log := testLogger()
-	deps := node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}
+	deps := grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}
 	cfg := Config{PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry()}
 	edit(&deps, &cfg)
@@ -62,7 +63,7 @@ func newEnvWithNode(t *testing.T, edit func(*node.Deps, *Config), editNode func(
 	if editNode != nil {
 		editNode(&nc)
 	}
-	cfg.Node = nodetest.Start(t, nc)
+	cfg.Node = nodetest.Start(t, nc).Front
 	srv := httptest.NewServer(New(cfg).Handler())
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, registry: cfg.Registry}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/web"
 )
@@ -63,7 +63,7 @@ func wantsJSON(c echo.Context) bool {
 
 // handleAppState answers the page's question in JSON: with ?ticket=, where
 // that ticket stands; without, it takes a number as the page does.
-func (s *Server) handleAppState(c echo.Context, r *node.Room) error {
+func (s *Server) handleAppState(c echo.Context, r *front.Room) error {
 	h := c.Response().Header()
 	h.Add("Vary", "Accept")
 	h.Set("Cache-Control", "no-store")
@@ -131,7 +131,7 @@ func (s *Server) handleAppState(c echo.Context, r *node.Room) error {
 
 // appBypass is the JSON answer of /enter for a valid bypass code: admitted
 // at once, with the bypass token and where to take it.
-func (s *Server) appBypass(c echo.Context, r *node.Room, token, target string) error {
+func (s *Server) appBypass(c echo.Context, r *front.Room, token, target string) error {
 	h := c.Response().Header()
 	h.Add("Vary", "Accept")
 	h.Set("Cache-Control", "no-store")

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 )
 
 // attempt sends one bypass-code attempt from client address from (through
@@ -38,7 +38,7 @@ func (e *env) attempt(from, code string, enter bool) (int, http.Header, []byte) 
 // keep their budget; the budget refills with time.
 func TestBypassAttemptsLimitedPerAddress(t *testing.T) {
 	clock := newStillClock()
-	e := newEnvWith(t, func(d *node.Deps, c *Config) {
+	e := newEnvWith(t, func(d *grain.Deps, c *Config) {
 		d.Now, c.Now = clock.Now, clock.Now
 		c.Clients = loopbackProxy
 	})

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -17,14 +17,14 @@ import (
 // what the controller would see; a passing test is recorded in the room's
 // log and allows enabling autoRate with that URL.
 func (s *Server) handleHealthTest(c echo.Context) error {
-	var res node.HealthTestResult
-	return s.adminCall(c, node.OpHealthCheck, nil, http.StatusOK, &res)
+	var res protocol.HealthTestResult
+	return s.adminCall(c, protocol.OpHealthCheck, nil, http.StatusOK, &res)
 }
 
 // handleRateLog answers the adjustments, newest first.
 func (s *Server) handleRateLog(c echo.Context) error {
 	var l []room.RateChange
-	if err := s.adminCall(c, node.OpRateLog, nil, 0, &l); err != nil {
+	if err := s.adminCall(c, protocol.OpRateLog, nil, 0, &l); err != nil {
 		return err
 	}
 	if l == nil {
@@ -43,7 +43,7 @@ func (s *Server) checkHealthURL(ctx context.Context, cfg *room.Config, current s
 		return nil
 	}
 	if err := s.healthGuard.CheckURL(ctx, u); err != nil {
-		return &Error{Status: http.StatusUnprocessableEntity, Code: node.CodeInvalid, Field: "autoRate.healthUrl",
+		return &Error{Status: http.StatusUnprocessableEntity, Code: protocol.CodeInvalid, Field: "autoRate.healthUrl",
 			Message: "autoRate.healthUrl: " + err.Error()}
 	}
 	return nil

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/health"
-	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
 // newHealthEnv is newEnv with health checks: allowPrivate as the serve flag.
 func newHealthEnv(t *testing.T, allowPrivate bool) *env {
 	guard := &health.Guard{AllowPrivate: allowPrivate}
-	return newEnvWith(t, func(d *node.Deps, c *Config) {
+	return newEnvWith(t, func(d *grain.Deps, c *Config) {
 		d.Health, d.HealthInterval = health.NewHTTP(guard), 200*time.Millisecond
 		c.HealthGuard = guard
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -40,8 +41,8 @@ func newBenchFront(b *testing.B, ratePerMinute int) *benchFront {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: l, Sealer: sealer, Hash: seal.HashSecret,
-		Logger: log, Metrics: node.NewMetrics(reg)}})
+	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: seal.HashSecret,
+		Logger: log, Metrics: grain.NewMetrics(reg)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func newBenchFront(b *testing.B, ratePerMinute int) *benchFront {
 		n.Kill()
 		_ = l.Close()
 	})
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: seal.HashSecret(adminTok),
+	s := New(Config{Node: n.Front, PublicURL: "http://queue.test", AdminTokenHash: seal.HashSecret(adminTok),
 		Hash: seal.HashSecret, Logger: log, Registry: reg})
 	f := &benchFront{handler: s.Handler(), slug: "bench"}
 	body := `{"slug":"bench","name":"Load test","targetUrl":"https://shop.example.com/","ratePerMinute":` +

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
@@ -190,7 +190,7 @@ func (s *Server) clientKey(c echo.Context) string {
 // not: 429 for an address over its budget in a room without proof of
 // work; 428 for work missing, wrong, or easier than the address now needs
 // in a room with it.
-func (s *Server) admitJoin(c echo.Context, r *node.Room, sol *powSolution) error {
+func (s *Server) admitJoin(c echo.Context, r *front.Room, sol *powSolution) error {
 	cfg := &r.View.Config
 	key := s.clientKey(c)
 	if on, _ := r.View.PowInForce(); !on {

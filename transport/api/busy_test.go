@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
@@ -20,7 +21,7 @@ import (
 // joins answered 200).
 func TestJoinBusyBeyondTheGatheredBound(t *testing.T) {
 	var reg *prometheus.Registry
-	e := newEnvWithNode(t, func(_ *node.Deps, c *Config) { reg = c.Registry }, func(c *node.Config) { c.MaxPendingJoins = 1 })
+	e := newEnvWithNode(t, func(_ *grain.Deps, c *Config) { reg = c.Registry }, func(c *node.Config) { c.MaxPendingJoins = 1 })
 	e.createRoom("crowd", 60)
 	const burst, bursts = 32, 50
 	var (

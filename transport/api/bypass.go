@@ -5,9 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/labstack/echo/v4"
-
-	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
 // errNoBypass is the one answer for every code that does not work:
@@ -50,7 +49,7 @@ func (s *Server) handleBypass(c echo.Context) error {
 		return errNoBypass
 	}
 	t, err := s.client.Redeem(c.Request().Context(), r.View.ID, code)
-	if node.IsCode(err, node.CodeNoCode) || node.IsCode(err, node.CodeNotFound) {
+	if protocol.IsCode(err, protocol.CodeNoCode) || protocol.IsCode(err, protocol.CodeNotFound) {
 		return errNoBypass
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog/faultfs"
 )
@@ -49,7 +49,7 @@ func TestDamagedRoomOverHTTP(t *testing.T) {
 
 	for _, r := range []struct{ method, path string }{{"GET", "/queue/alpha/status?number=1"}, {"POST", "/queue/alpha/join"}} {
 		st, j, h := w.do(r.method, r.path, "", nil)
-		if st != http.StatusServiceUnavailable || j["error"] != node.CodeRoomUnavailable || h.Get("Retry-After") == "" ||
+		if st != http.StatusServiceUnavailable || j["error"] != protocol.CodeRoomUnavailable || h.Get("Retry-After") == "" ||
 			!strings.Contains(j["message"].(string), "damaged") {
 			t.Errorf("%s %s: %d %v, want 503 room_unavailable saying the room's history is damaged", r.method, r.path, st, j)
 		}

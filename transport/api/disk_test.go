@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog/faultfs"
 )
@@ -56,7 +56,7 @@ func TestFailedFsyncMakesTheNodeUnhealthy(t *testing.T) {
 // guard's words; the rooms there are go on.
 func TestLowDiskRefusesNewRooms(t *testing.T) {
 	var low atomic.Bool
-	e := newEnvWith(t, func(_ *node.Deps, c *Config) {
+	e := newEnvWith(t, func(_ *grain.Deps, c *Config) {
 		c.RoomGuard = func() error {
 			if low.Load() {
 				return errors.New("the event log's disk has 10 MiB free, under the floor of 1 GiB (--min-free-disk)")

@@ -15,7 +15,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/beacon"
 	"github.com/aditus-queue/aditus-queue/actors/beacon/beacontest"
 	"github.com/aditus-queue/aditus-queue/actors/drawcheck"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -75,7 +75,7 @@ func drawInfoOf(t *testing.T, e *env, slug string) (string, *room.PublicCommitme
 // from the reveal alone.
 func TestCommittedDrawThroughHTTP(t *testing.T) {
 	clock, cl, _, round := quicknetAt(t)
-	e := newEnvWith(t, func(d *node.Deps, c *Config) {
+	e := newEnvWith(t, func(d *grain.Deps, c *Config) {
 		d.Now, c.Now, d.Beacon = clock.Now, clock.Now, cl
 	})
 	roundTime := cl.Chain().RoundTime(round.Round)

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
 // Every request passes one middleware: a handler's panic is answered 500
@@ -19,7 +18,7 @@ import (
 // body within the bound reaches the handler whole.
 func TestEdgeMiddleware(t *testing.T) {
 	var reg *prometheus.Registry
-	e := newEnvWith(t, func(_ *node.Deps, cfg *Config) {
+	e := newEnvWith(t, func(_ *grain.Deps, cfg *Config) {
 		reg = cfg.Registry
 		cfg.Extra = append(cfg.Extra, func(e *echo.Echo) {
 			e.GET("/test/panic", func(echo.Context) error { panic("boom") })

@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -32,23 +32,23 @@ func errorf(status int, code, msg string) *Error {
 
 // statusOf maps grain error codes to HTTP statuses, in one place.
 var statusOf = map[string]int{
-	node.CodeNotFound:           http.StatusNotFound,
-	node.CodeConflict:           http.StatusConflict,
-	node.CodeInvalid:            http.StatusUnprocessableEntity,
-	node.CodePaused:             http.StatusLocked,
-	node.CodeTooEarly:           http.StatusTooEarly,
-	node.CodeNotIssued:          http.StatusNotFound,
-	node.CodeUnavailable:        http.StatusServiceUnavailable,
-	node.CodeLogUnavailable:     http.StatusServiceUnavailable,
-	node.CodeClusterUnavailable: http.StatusServiceUnavailable,
-	node.CodeRoomUnavailable:    http.StatusServiceUnavailable,
-	node.CodeBusy:               http.StatusServiceUnavailable,
-	node.CodeRateLimited:        http.StatusTooManyRequests,
-	node.CodeUnauthorized:       http.StatusUnauthorized,
-	node.CodeForbidden:          http.StatusForbidden,
-	node.CodeNoCode:             http.StatusNotFound,
-	node.CodeSoldOut:            http.StatusGone,
-	node.CodeMaintenance:        http.StatusServiceUnavailable,
+	protocol.CodeNotFound:           http.StatusNotFound,
+	protocol.CodeConflict:           http.StatusConflict,
+	protocol.CodeInvalid:            http.StatusUnprocessableEntity,
+	protocol.CodePaused:             http.StatusLocked,
+	protocol.CodeTooEarly:           http.StatusTooEarly,
+	protocol.CodeNotIssued:          http.StatusNotFound,
+	protocol.CodeUnavailable:        http.StatusServiceUnavailable,
+	protocol.CodeLogUnavailable:     http.StatusServiceUnavailable,
+	protocol.CodeClusterUnavailable: http.StatusServiceUnavailable,
+	protocol.CodeRoomUnavailable:    http.StatusServiceUnavailable,
+	protocol.CodeBusy:               http.StatusServiceUnavailable,
+	protocol.CodeRateLimited:        http.StatusTooManyRequests,
+	protocol.CodeUnauthorized:       http.StatusUnauthorized,
+	protocol.CodeForbidden:          http.StatusForbidden,
+	protocol.CodeNoCode:             http.StatusNotFound,
+	protocol.CodeSoldOut:            http.StatusGone,
+	protocol.CodeMaintenance:        http.StatusServiceUnavailable,
 }
 
 // handleError is Echo's error handler: every error becomes the contract's
@@ -80,7 +80,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 
 func (s *Server) toError(err error, c echo.Context) *Error {
 	var ae *Error
-	var ne *node.Error
+	var ne *protocol.Error
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &ae):
@@ -92,13 +92,13 @@ func (s *Server) toError(err error, c echo.Context) *Error {
 			return errorf(http.StatusInternalServerError, "internal", "Something went wrong on our side.")
 		}
 		msg := ne.Message
-		if ne.Code == node.CodeNotIssued {
+		if ne.Code == protocol.CodeNotIssued {
 			return &Error{Status: st, Code: "not_found", Message: msg}
 		}
-		if ne.Code == node.CodeMaintenance {
+		if ne.Code == protocol.CodeMaintenance {
 			return &Error{Status: st, Code: ne.Code, Message: msg, RetryAfter: room.MaintenanceRetrySeconds}
 		}
-		if ne.Code == node.CodeNoCode {
+		if ne.Code == protocol.CodeNoCode {
 			return &Error{Status: st, Code: "not_found", Message: "Not found."}
 		}
 		return &Error{Status: st, Code: ne.Code, Message: msg, Field: ne.Field}

@@ -10,9 +10,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/labstack/echo/v4"
-
-	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
 // A grain's busy (its write queue is full) is a 503 with Retry-After in the
@@ -23,7 +22,7 @@ func TestBusyIsRetriable(t *testing.T) {
 	rec := httptest.NewRecorder()
 	c := e.NewContext(httptest.NewRequest(http.MethodPost, "/queue/sale/bypass", nil), rec)
 	c.SetPath("/queue/:slug/bypass")
-	s.handleError(node.ErrBusy, c)
+	s.handleError(protocol.ErrBusy, c)
 	var body map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatal(err)
@@ -52,8 +51,8 @@ func TestUnavailableCodesDocumented(t *testing.T) {
 	}
 	documented := doc.Components.Schemas["UnavailableError"].Properties.Error.Enum
 	// A room in maintenance answers 503 too, with the body of a closed room.
-	if slices.Contains(doc.Components.Schemas["ClosedError"].Properties.Error.Enum, node.CodeMaintenance) {
-		documented = append(documented, node.CodeMaintenance)
+	if slices.Contains(doc.Components.Schemas["ClosedError"].Properties.Error.Enum, protocol.CodeMaintenance) {
+		documented = append(documented, protocol.CodeMaintenance)
 	}
 	var mapped []string
 	for code, status := range statusOf {
@@ -63,7 +62,7 @@ func TestUnavailableCodesDocumented(t *testing.T) {
 	}
 	sort.Strings(mapped)
 	sort.Strings(documented)
-	if !slices.Equal(mapped, documented) || !slices.Contains(documented, node.CodeBusy) {
+	if !slices.Equal(mapped, documented) || !slices.Contains(documented, protocol.CodeBusy) {
 		t.Fatalf("503 codes: the document lists %v, the transport answers %v", documented, mapped)
 	}
 }

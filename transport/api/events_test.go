@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 )
 
 // saleDayEvents is the day of the use case, hour 0 being 09:00: the
@@ -29,7 +29,7 @@ func saleDayEvents(nine time.Time) []map[string]any {
 // tokens already issued stay valid. No position admits two numbers.
 func TestSaleDayThroughHTTP(t *testing.T) {
 	clock := newStillClock()
-	e := newEnvWith(t, func(d *node.Deps, c *Config) { d.Now, c.Now = clock.Now, clock.Now })
+	e := newEnvWith(t, func(d *grain.Deps, c *Config) { d.Now, c.Now = clock.Now, clock.Now })
 	nine := clock.Now().Add(time.Hour).UTC()
 	st, m, _ := e.do("POST", "/api/admin/queue/sites", adminTok, map[string]any{
 		"slug": "day", "name": "On-sale day", "targetUrl": "https://shop.example.com/", "ratePerMinute": 100, "active": true,

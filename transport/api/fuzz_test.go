@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -175,11 +176,11 @@ func fuzzChallenge(t *testing.T, base string) (challenge, nonce string) {
 // one PATCH requests change), and returns its server and the rooms' ids.
 func fuzzServer(f *testing.F) (*httptest.Server, map[string]string) {
 	f.Helper()
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: testLogger()}})
+	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: testLogger()}})
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+	s := New(Config{Node: n.Front, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: prometheus.NewRegistry()})
 	srv := httptest.NewServer(s.Handler())
 	f.Cleanup(func() {

@@ -17,7 +17,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -50,8 +52,8 @@ func TestFrontWithAnotherMasterKeyDoesNotServeTheRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	front, err := node.Start(node.Config{Peers: []string{health}, Deps: node.Deps{Sealer: other, Hash: sha,
-		Logger: testLogger(), Metrics: node.NewMetrics(reg), Now: clock.Now}})
+	front, err := node.Start(node.Config{Peers: []string{health}, Deps: grain.Deps{Sealer: other, Hash: sha,
+		Logger: testLogger(), Metrics: grain.NewMetrics(reg), Now: clock.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestFrontWithAnotherMasterKeyDoesNotServeTheRoom(t *testing.T) {
 
 	for _, r := range lockedRoutes(forged, forgedTicket, real) {
 		st, j, h := frontHTTP.do(r.method, r.path, "", r.body)
-		if st != http.StatusServiceUnavailable || j["error"] != node.CodeRoomUnavailable || h.Get("Retry-After") == "" {
+		if st != http.StatusServiceUnavailable || j["error"] != protocol.CodeRoomUnavailable || h.Get("Retry-After") == "" {
 			t.Errorf("front %s %s: %d %v (Retry-After %q), want 503 room_unavailable with Retry-After",
 				r.method, r.path, st, j, h.Get("Retry-After"))
 		}
@@ -145,7 +147,7 @@ func serveNode(t *testing.T, n *node.Node, reg *prometheus.Registry, clock *stil
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+	s := New(Config{Node: n.Front, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: reg, Now: clock.Now, Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
@@ -94,7 +94,7 @@ func (s *Server) handleLoadTestLive(c echo.Context) error {
 	defer t.Stop()
 	for {
 		run, err := s.liveRun(ctx, id, since)
-		if node.IsCode(err, node.CodeNotFound) {
+		if protocol.IsCode(err, protocol.CodeNotFound) {
 			adminws.WriteClose(conn, adminws.CloseNotFound, "no such load test")
 			return nil
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // registerLoadTests adds the load-test and schedule routes: admin token
@@ -36,7 +36,7 @@ type specBody struct {
 }
 
 func invalidField(field, msg string) *Error {
-	return &Error{Status: http.StatusUnprocessableEntity, Code: node.CodeInvalid, Message: field + ": " + msg, Field: field}
+	return &Error{Status: http.StatusUnprocessableEntity, Code: protocol.CodeInvalid, Message: field + ": " + msg, Field: field}
 }
 
 // testSpec validates b against the limits and checks that its room is a
@@ -66,7 +66,7 @@ func (s *Server) testSpec(ctx context.Context, b specBody) (loadtest.Spec, error
 		return spec, invalidField("siteId", "is a production room; load tests aim only at rooms created with \"test\": true")
 	}
 	budget := v.Config.AddressBudget.Effective()
-	if err := spec.CheckBudget(node.LoadTestJoinPlan(spec.Profile), budget.PerMinute, budget.Burst); err != nil {
+	if err := spec.CheckBudget(protocol.LoadTestJoinPlan(spec.Profile), budget.PerMinute, budget.Burst); err != nil {
 		var fe *loadtest.FieldError
 		errors.As(err, &fe)
 		return spec, invalidField(fe.Field, fe.Message)

@@ -16,8 +16,10 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
@@ -37,7 +39,7 @@ type ltServer struct {
 }
 
 // startLTServer starts a node alone over the embedded log in dir.
-func startLTServer(t *testing.T, dir string, lt node.LoadTestDeps) *ltServer {
+func startLTServer(t *testing.T, dir string, lt grain.LoadTestDeps) *ltServer {
 	t.Helper()
 	l, err := filelog.Open(dir)
 	if err != nil {
@@ -50,19 +52,19 @@ func startLTServer(t *testing.T, dir string, lt node.LoadTestDeps) *ltServer {
 
 // startLTNode starts a member on l; health and peers place it in a cluster
 // of several members (empty: a cluster of its own).
-func startLTNode(t *testing.T, l persistence.Log, health string, peers []string, lt node.LoadTestDeps) *ltServer {
+func startLTNode(t *testing.T, l persistence.Log, health string, peers []string, lt grain.LoadTestDeps) *ltServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lt.BaseURL = "http://" + ln.Addr().String()
-	n, err := node.Start(node.Config{Member: true, HealthAddr: health, Peers: peers, Deps: node.Deps{Log: l, Sealer: sealer,
+	n, err := node.Start(node.Config{Member: true, HealthAddr: health, Peers: peers, Deps: grain.Deps{Log: l, Sealer: sealer,
 		Hash: sha, Logger: testLogger(), LoadTests: lt}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Node: n, PublicURL: lt.BaseURL, AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+	s := New(Config{Node: n.Front, PublicURL: lt.BaseURL, AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: prometheus.NewRegistry()})
 	hits := &atomic.Int64{}
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -165,7 +167,7 @@ func closeCode(t *testing.T, conn *websocket.Conn) int {
 
 func TestLoadTestAPI(t *testing.T) {
 	dir := t.TempDir()
-	s := startLTServer(t, dir, node.LoadTestDeps{})
+	s := startLTServer(t, dir, grain.LoadTestDeps{})
 	testRoom := s.createTestRoom("load-room", true)
 	prodRoom := s.createTestRoom("shop-room", false)
 	_, km, _ := s.do("POST", "/api/admin/queue/sites/"+testRoom+"/keys", adminTok, map[string]any{"name": "ci"})
@@ -372,7 +374,7 @@ func TestLoadTestAPI(t *testing.T) {
 	t.Run("history, then again after a restart", func(t *testing.T) {
 		checkHistory(t)
 		s.stop()
-		s = startLTServer(t, dir, node.LoadTestDeps{})
+		s = startLTServer(t, dir, grain.LoadTestDeps{})
 		checkHistory(t)
 	})
 }
@@ -395,11 +397,11 @@ func TestLoadTestInterruptedByACrash(t *testing.T) {
 		b, _ := json.Marshal(e)
 		recs = append(recs, b)
 	}
-	if _, err := l.Append(context.Background(), node.LoadTestsID, recs...); err != nil {
+	if _, err := l.Append(context.Background(), protocol.LoadTestsID, recs...); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	s := startLTServer(t, dir, node.LoadTestDeps{})
+	s := startLTServer(t, dir, grain.LoadTestDeps{})
 	m := s.waitRun(run.ID, ended)
 	if m["state"] != "interrupted" || m["message"] == "" || len(m["series"].([]any)) != 1 {
 		t.Fatalf("crashed run after recovery: %v", m)
@@ -419,7 +421,7 @@ func TestLoadTestInterruptedByACrash(t *testing.T) {
 func TestScheduledRunFiresAndIsFlagged(t *testing.T) {
 	start := time.Now()
 	fast := func() time.Time { return start.Add(time.Since(start) * 120) }
-	s := startLTServer(t, t.TempDir(), node.LoadTestDeps{Now: fast, Tick: 100 * time.Millisecond})
+	s := startLTServer(t, t.TempDir(), grain.LoadTestDeps{Now: fast, Tick: 100 * time.Millisecond})
 	room := s.createTestRoom("sched-room", true)
 	prod := s.createTestRoom("sched-shop", false)
 	spec := map[string]any{"siteId": room, "profile": "join", "ratePerSecond": 20, "durationSeconds": 2}
@@ -494,8 +496,8 @@ func TestLoadTestsSurviveFailOver(t *testing.T) {
 	}
 	l := memlog.New()
 	peers := []string{freeAddr(t), freeAddr(t)}
-	a := startLTNode(t, l, peers[0], peers, node.LoadTestDeps{FlushSeconds: 1})
-	b := startLTNode(t, l, peers[1], peers, node.LoadTestDeps{FlushSeconds: 1})
+	a := startLTNode(t, l, peers[0], peers, grain.LoadTestDeps{FlushSeconds: 1})
+	b := startLTNode(t, l, peers[1], peers, grain.LoadTestDeps{FlushSeconds: 1})
 	waitMembers(t, a.node, b.node)
 	room := a.createTestRoom("failover-room", true)
 	if st, m, _ := a.do("POST", "/api/admin/queue/schedules", adminTok, map[string]any{"cron": "0 3 * * *", "siteId": room,

@@ -9,7 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
 )
@@ -32,7 +33,7 @@ type roomLookups struct {
 	refused prometheus.Counter
 }
 
-func newRoomLookups(reg prometheus.Registerer, n *node.Node, addrs *clientaddr.Resolver, now func() time.Time) *roomLookups {
+func newRoomLookups(reg prometheus.Registerer, n *front.Front, addrs *clientaddr.Resolver, now func() time.Time) *roomLookups {
 	lim, err := ratelimit.New(ratelimit.Config{Rate: lookupsPerSec, Burst: lookupBurst, Capacity: lookupAddresses, Now: now,
 		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
 	if err != nil {
@@ -65,8 +66,8 @@ func (s *Server) AllowLookup(r *http.Request) (ok bool, retryAfter int) {
 // lookup returns the room named slug for request c, its lookup in the
 // directory (when this node does not know the name) charged to the
 // client's address: over the budget, 429 rate_limited with Retry-After.
-// Any other error is the room's unavailability (node.Unavailable).
-func (s *Server) lookup(c echo.Context, slug string) (*node.Room, bool, error) {
+// Any other error is the room's unavailability (protocol.Unavailable).
+func (s *Server) lookup(c echo.Context, slug string) (*front.Room, bool, error) {
 	retry := 0
 	allow := func() bool {
 		ok, ra := s.AllowLookup(c.Request())
@@ -74,12 +75,12 @@ func (s *Server) lookup(c echo.Context, slug string) (*node.Room, bool, error) {
 		return ok
 	}
 	r, ok, err := s.views.Lookup(c.Request().Context(), slug, allow)
-	if errors.Is(err, node.ErrTooManyLookups) {
-		return nil, false, &Error{Status: http.StatusTooManyRequests, Code: node.CodeRateLimited,
-			Message: node.ErrTooManyLookups.Message, RetryAfter: retry}
+	if errors.Is(err, protocol.ErrTooManyLookups) {
+		return nil, false, &Error{Status: http.StatusTooManyRequests, Code: protocol.CodeRateLimited,
+			Message: protocol.ErrTooManyLookups.Message, RetryAfter: retry}
 	}
 	if err != nil {
-		return nil, false, node.Unavailable(err)
+		return nil, false, protocol.Unavailable(err)
 	}
 	return r, ok, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -35,7 +36,7 @@ func lookupsOf(t *testing.T, e *env) int {
 // 429 with Retry-After, counted, while another address still gets 404.
 func TestUnknownRoomLookups(t *testing.T) {
 	clock := newStillClock()
-	e := newEnvWith(t, func(_ *node.Deps, c *Config) { c.Now = clock.Now })
+	e := newEnvWith(t, func(_ *grain.Deps, c *Config) { c.Now = clock.Now })
 	e.createRoom("spring", 60)
 	before := lookupsOf(t, e)
 	var wg sync.WaitGroup
@@ -93,7 +94,7 @@ func TestUnknownRoomMissesKeptInLRU(t *testing.T) {
 		t.Skip("10,001 lookups")
 	}
 	var cfg *Config
-	e := newEnvWith(t, func(_ *node.Deps, c *Config) { cfg = c })
+	e := newEnvWith(t, func(_ *grain.Deps, c *Config) { cfg = c })
 	views := cfg.Node.Views
 	ctx := context.Background()
 	for i := range 10_001 {
@@ -115,12 +116,12 @@ func TestUnknownRoomMissesKeptInLRU(t *testing.T) {
 // Retry-After before any upgrade.
 func TestUnknownRoomLookupsSocket(t *testing.T) {
 	clock := newStillClock()
-	n := nodetest.Start(t, node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: testLogger()}})
+	n := nodetest.Start(t, node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: testLogger()}})
 	hub, err := ws.NewHub(n.Views, testLogger(), clock.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: ws.DefaultPerNode})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+	s := New(Config{Node: n.Front, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: prometheus.NewRegistry(), Now: clock.Now, Extra: []func(*echo.Echo){hub.Register}})
 	hub.AllowLookup = s.AllowLookup
 	srv := httptest.NewServer(s.Handler())

@@ -9,7 +9,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -35,8 +37,8 @@ func TestMemberWithAnotherMasterKeyDoesNotServeTheRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	b, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: log,
-		Sealer: other, Hash: sha, Logger: testLogger(), Metrics: node.NewMetrics(reg), Now: clock.Now}})
+	b, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: log,
+		Sealer: other, Hash: sha, Logger: testLogger(), Metrics: grain.NewMetrics(reg), Now: clock.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestMemberWithAnotherMasterKeyDoesNotServeTheRoom(t *testing.T) {
 	}
 	for _, r := range lockedRoutes(forgeToken(nil, "locked", now), forgeTicket(nil, id, 1), real) {
 		st, j, h := bHTTP.do(r.method, r.path, "", r.body)
-		if st != http.StatusServiceUnavailable || j["error"] != node.CodeRoomUnavailable || h.Get("Retry-After") == "" {
+		if st != http.StatusServiceUnavailable || j["error"] != protocol.CodeRoomUnavailable || h.Get("Retry-After") == "" {
 			t.Errorf("member %s %s: %d %v (Retry-After %q), want 503 room_unavailable with Retry-After",
 				r.method, r.path, st, j, h.Get("Retry-After"))
 		}

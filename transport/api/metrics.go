@@ -6,10 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/aditus-queue/aditus-queue/actors/node"
 )
 
 type httpMetrics struct {
@@ -61,7 +60,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 
 // registerJoinMetrics exports the front's gathered joins, its batches and
 // its busy refusals.
-func registerJoinMetrics(reg prometheus.Registerer, n *node.Node) {
+func registerJoinMetrics(reg prometheus.Registerer, n *front.Front) {
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "aditus_queue_joins_pending",
 			Help: "Joins this front has gathered, in all rooms, that are not on their way to a grain yet."},

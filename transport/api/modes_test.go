@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 )
 
 // modesWorld is a room at 60 a minute (a burst of 5) on a still clock.
 func modesWorld(t *testing.T) (*env, *stillClock, string, string) {
 	clock := newStillClock()
-	e := newEnvWith(t, func(d *node.Deps, c *Config) { d.Now, c.Now = clock.Now, clock.Now })
+	e := newEnvWith(t, func(d *grain.Deps, c *Config) { d.Now, c.Now = clock.Now, clock.Now })
 	id, secret := e.createRoom("modes", 60)
 	return e, clock, id, secret
 }

@@ -9,7 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/returnurl"
 	"github.com/aditus-queue/aditus-queue/transport/web"
@@ -68,10 +69,10 @@ func (s *Server) setTicketCookie(c echo.Context, slug, ticket string) {
 
 // waitRoom is the room of a request to the page without JavaScript; a
 // room that does not exist answers the page's 404.
-func (s *Server) waitRoom(c echo.Context) (*node.Room, bool, error) {
+func (s *Server) waitRoom(c echo.Context) (*front.Room, bool, error) {
 	r, ok, err := s.views.BySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return nil, false, node.Unavailable(err)
+		return nil, false, protocol.Unavailable(err)
 	}
 	if !ok {
 		return nil, false, s.handlePage(c)
@@ -110,7 +111,7 @@ func (s *Server) handleWaitJoin(c echo.Context) error {
 
 // waitJoin draws the number of handleWaitJoin, where the room gives one;
 // answered reports that it has answered the request itself.
-func (s *Server) waitJoin(c echo.Context, r *node.Room) (answered bool, err error) {
+func (s *Server) waitJoin(c echo.Context, r *front.Room) (answered bool, err error) {
 	v := r.View
 	if on, _ := v.PowInForce(); on || v.Closed() != nil || v.Paused() {
 		return false, nil
@@ -142,7 +143,7 @@ func (s *Server) handleWait(c echo.Context) error {
 
 // waitPage answers the page without JavaScript with status; edit, when
 // set, changes the page before it is drawn.
-func (s *Server) waitPage(c echo.Context, r *node.Room, status int, edit func(*web.WaitPage)) error {
+func (s *Server) waitPage(c echo.Context, r *front.Room, status int, edit func(*web.WaitPage)) error {
 	v := r.View
 	cfg := &v.Config
 	lang := s.pageLang(c, cfg.Language)
@@ -170,7 +171,7 @@ func (s *Server) waitPage(c echo.Context, r *node.Room, status int, edit func(*w
 
 // waitTicket is the number of the visitor's ticket cookie; a ticket the
 // room does not know is forgotten.
-func (s *Server) waitTicket(c echo.Context, r *node.Room) (uint64, bool) {
+func (s *Server) waitTicket(c echo.Context, r *front.Room) (uint64, bool) {
 	ck, err := c.Cookie(ticketCookie)
 	if err != nil || ck.Value == "" {
 		return 0, false
@@ -185,7 +186,7 @@ func (s *Server) waitTicket(c echo.Context, r *node.Room) (uint64, bool) {
 
 // waitStatus fills p for number n, or forwards the visitor with a token
 // when the line has reached them (done).
-func (s *Server) waitStatus(c echo.Context, r *node.Room, n uint64, p *web.WaitPage) (done bool, err error) {
+func (s *Server) waitStatus(c echo.Context, r *front.Room, n uint64, p *web.WaitPage) (done bool, err error) {
 	v := r.View
 	st := v.StatusOf(n, s.now().UnixNano())
 	p.State, p.Number, p.Ahead, p.Serving = web.WaitWaiting, n, st.Ahead, st.Serving

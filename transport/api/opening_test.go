@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
@@ -126,7 +126,7 @@ func TestScheduledOpeningThroughHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fetched room.View
-	if err := w.node.Client.Admin(ctx, mine.View.ID, node.OpGet, node.AdminRequest{Actor: "admin"}, &fetched); err != nil {
+	if err := w.node.Client.Admin(ctx, mine.View.ID, protocol.OpGet, protocol.AdminRequest{Actor: "admin"}, &fetched); err != nil {
 		t.Fatal(err)
 	}
 	now := clock.Now().UnixNano()

@@ -7,7 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/spent"
 )
@@ -37,16 +38,16 @@ type powAnswer struct {
 	Algorithm        string `json:"algorithm,omitempty"`
 }
 
-func powKey(r *node.Room) ([]byte, error) {
+func powKey(r *front.Room) ([]byte, error) {
 	k, err := room.SubKey(r.TicketKey, "pow")
 	if err != nil {
-		return nil, node.ErrRoomUnavailable
+		return nil, protocol.ErrRoomUnavailable
 	}
 	return k, nil
 }
 
 // challenge issues a fresh challenge of room r at now, of the given bits.
-func (s *Server) challenge(r *node.Room, now time.Time, bits int) (powAnswer, error) {
+func (s *Server) challenge(r *front.Room, now time.Time, bits int) (powAnswer, error) {
 	on, _ := r.View.PowInForce()
 	a := powAnswer{Queue: r.View.Config.Slug, Enabled: on}
 	if !on {
@@ -57,7 +58,7 @@ func (s *Server) challenge(r *node.Room, now time.Time, bits int) (powAnswer, er
 		return a, err
 	}
 	if a.Challenge, err = room.NewChallenge(key, r.View.ID, bits, now); err != nil {
-		return a, node.ErrRoomUnavailable
+		return a, protocol.ErrRoomUnavailable
 	}
 	a.Bits = bits
 	a.ExpiresInSeconds, a.Algorithm = int(room.ChallengeTTL/time.Second), "sha256"
@@ -86,7 +87,7 @@ func (s *Server) handlePow(c echo.Context) error {
 // powBits is the work a join of room r from address key must prove: the
 // bits in force (the room's, or pow.auto's), more when the address is
 // over its budget.
-func (s *Server) powBits(r *node.Room, key string) int {
+func (s *Server) powBits(r *front.Room, key string) int {
 	_, bits := r.View.PowInForce()
 	return s.budgets.bits(r.View.ID, r.View.Config.AddressBudget, key, bits)
 }
@@ -96,7 +97,7 @@ func (s *Server) powBits(r *node.Room, key string) int {
 // returns how hard the challenge was. Otherwise it answers 428 with a
 // fresh challenge of bits, so the visitor needs no second call. A
 // solution is spent once checked, even if the join then fails.
-func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) (solved int, err error) {
+func (s *Server) checkPow(r *front.Room, sol *powSolution, bits int) (solved int, err error) {
 	now := s.now()
 	if sol == nil || sol.Challenge == "" || sol.Nonce == "" {
 		return 0, s.powRefusal(r, now, bits, "This waiting room asks for a proof of work: solve the challenge and send it with the join.")
@@ -127,7 +128,7 @@ func (s *Server) checkPow(r *node.Room, sol *powSolution, bits int) (solved int,
 
 // powRefusal is the 428 pow_required answer with a fresh challenge of
 // bits and msg.
-func (s *Server) powRefusal(r *node.Room, now time.Time, bits int, msg string) error {
+func (s *Server) powRefusal(r *front.Room, now time.Time, bits int, msg string) error {
 	a, err := s.challenge(r, now, bits)
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -20,7 +20,7 @@ func (s *Server) handleSitePreview(c echo.Context) error {
 	if q := c.QueryParam("at"); q != "" {
 		t, err := time.Parse(time.RFC3339, q)
 		if err != nil || t.Year() < 2000 || t.Year() > 2999 {
-			return &Error{Status: http.StatusUnprocessableEntity, Code: node.CodeInvalid, Field: "at",
+			return &Error{Status: http.StatusUnprocessableEntity, Code: protocol.CodeInvalid, Field: "at",
 				Message: "at must be an RFC 3339 time, e.g. 2026-12-01T10:00:00Z"}
 		}
 		at = t

@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
-	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
@@ -28,7 +28,7 @@ import (
 
 // Config wires the server.
 type Config struct {
-	Node *node.Node
+	Node *front.Front
 	// PublicURL is the base of links handed out (no trailing slash).
 	PublicURL string
 	// AdminTokenHash is the hash (Hash) of the operator's bearer token.
@@ -65,9 +65,9 @@ type Config struct {
 // Server is the HTTP front of one node.
 type Server struct {
 	e       *echo.Echo
-	node    *node.Node
-	views   *node.Views
-	client  *node.Client
+	node    *front.Front
+	views   *front.Views
+	client  *front.Client
 	public  string
 	admin   []byte
 	log     *slog.Logger

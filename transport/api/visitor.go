@@ -9,7 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/transport/returnurl"
@@ -67,7 +68,7 @@ func (s *Server) health() (int, map[string]any) {
 // degraded with the reason while it holds rooms it cannot serve. A node
 // that cannot serve a room still answers 200: it serves every other room,
 // and restarting it would not change its master key.
-func Health(views *node.Views) map[string]any {
+func Health(views *front.Views) map[string]any {
 	if n := len(views.Unavailable()); n > 0 {
 		return map[string]any{"status": "degraded", "roomsUnavailable": n,
 			"reason": strconv.Itoa(n) + " room(s) not served: their keys do not open with this node's master key (--master-key must be the same on every node)"}
@@ -77,7 +78,7 @@ func Health(views *node.Views) map[string]any {
 
 // room resolves the slug of the request to its cached room and sets the
 // CORS headers for the room's domains.
-func (s *Server) room(c echo.Context) (*node.Room, error) {
+func (s *Server) room(c echo.Context) (*front.Room, error) {
 	r, ok, err := s.lookup(c, c.Param("slug"))
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func (s *Server) room(c echo.Context) (*node.Room, error) {
 }
 
 // cors allows the room's own shop domains, and nothing else.
-func (s *Server) cors(c echo.Context, r *node.Room) {
+func (s *Server) cors(c echo.Context, r *front.Room) {
 	origin := c.Request().Header.Get("Origin")
 	h := c.Response().Header()
 	if len(h["Vary"]) == 0 {
@@ -203,7 +204,7 @@ func (s *Server) handleJoin(c echo.Context) error {
 
 // number reads the visitor's number from a ticket (or, for read-only
 // status and where the room allows it, from a bare number).
-func (s *Server) number(r *node.Room, ticket, bare string, allowBare bool) (uint64, error) {
+func (s *Server) number(r *front.Room, ticket, bare string, allowBare bool) (uint64, error) {
 	if ticket != "" {
 		n, err := room.ParseTicket(r.TicketKey, r.View.ID, ticket)
 		if err != nil {
@@ -270,7 +271,7 @@ type tokenBody struct {
 // bodyNumber reads the visitor's number from a token or heartbeat body: the
 // ticket, or a bare number where the room allows it (as number does for
 // query parameters).
-func (s *Server) bodyNumber(r *node.Room, body tokenBody) (uint64, error) {
+func (s *Server) bodyNumber(r *front.Room, body tokenBody) (uint64, error) {
 	if body.Ticket != "" || body.Number == nil {
 		return s.number(r, body.Ticket, "", false)
 	}
@@ -293,7 +294,7 @@ type grant struct {
 	TargetURL        *string `json:"targetUrl"`
 }
 
-func (s *Server) grantOf(r *node.Room, t *node.TokenResult) grant {
+func (s *Server) grantOf(r *front.Room, t *protocol.TokenResult) grant {
 	g := grant{Queue: r.View.Config.Slug, Number: t.Number, Token: t.Token, TokenType: "JWT",
 		ExpiresInSeconds: int(time.Until(t.ExpiresAt).Round(time.Second).Seconds())}
 	if g.ExpiresInSeconds < 0 {
@@ -516,7 +517,7 @@ func (s *Server) handleEnter(c echo.Context) error {
 // enterCode redeems the bypass code of /enter's ?code=, counted against the
 // address's code attempts: the token, or "" when there is no code or it
 // does not work.
-func (s *Server) enterCode(c echo.Context, r *node.Room) (string, error) {
+func (s *Server) enterCode(c echo.Context, r *front.Room) (string, error) {
 	if c.QueryParam("code") == "" {
 		return "", nil
 	}

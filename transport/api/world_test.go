@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/persistence"
@@ -105,7 +106,7 @@ func testLogger() *slog.Logger { return nodetest.Logger() }
 
 func (w *world) start(t *testing.T) {
 	t.Helper()
-	n, err := node.Start(node.Config{Member: true, HealthAddr: w.health, Peers: w.peers, Deps: node.Deps{Log: w.log,
+	n, err := node.Start(node.Config{Member: true, HealthAddr: w.health, Peers: w.peers, Deps: grain.Deps{Log: w.log,
 		Sealer: sealer, Hash: sha, Logger: testLogger(), Now: w.clock.Now}})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ var loopbackProxy = clientaddr.NewResolver([]netip.Prefix{netip.MustParsePrefix(
 func (w *world) front(t *testing.T, n *node.Node) *env {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	s := New(Config{Node: n, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
+	s := New(Config{Node: n.Front, PublicURL: "http://queue.test", AdminTokenHash: sha(adminTok), Hash: sha, Logger: testLogger(),
 		Registry: reg, Now: w.clock.Now, Clients: loopbackProxy})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -25,7 +26,7 @@ import (
 func benchSetup(b *testing.B) (bare, ours *httptest.Server, cookie string) {
 	sealer, _ := seal.NewSealer(make([]byte, seal.KeySize))
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Logger: quiet}})
+	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Logger: quiet}})
 	if err != nil {
 		b.Fatal(err)
 	}

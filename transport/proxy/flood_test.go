@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -42,7 +43,7 @@ func startFloodRoom(t testing.TB, block string) *floodRoom {
 	}
 	sealer, _ := seal.NewSealer(make([]byte, seal.KeySize))
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: l, Sealer: sealer, Logger: quiet}})
+	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Logger: quiet}})
 	if err != nil {
 		t.Fatal(err)
 	}

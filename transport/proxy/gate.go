@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/spent"
 )
 
@@ -59,7 +59,7 @@ type gate struct {
 }
 
 func newGate(r *Room, store Store, now func() time.Time, log *slog.Logger) (*gate, error) {
-	id := node.CapacityID(r.Host, r.Name)
+	id := protocol.CapacityID(r.Host, r.Name)
 	g := &gate{room: r, id: id, cookieName: "aq_" + id[1:13], store: store, now: now, log: log.With("room", r.Name, "host", r.Host),
 		pending: map[[visitorSize]byte]struct{}{}, released: map[[visitorSize]byte]int64{},
 		secure: func(r *http.Request) bool { return r.TLS != nil }}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	frontside "github.com/aditus-queue/aditus-queue/actors/front"
 	edge "github.com/aditus-queue/aditus-queue/transport/gate"
 )
 
@@ -25,7 +25,7 @@ type RateRooms interface {
 // ClusterRateRooms is the RateRooms of a node: its view cache, kept
 // current by the rooms' pushes (a secret rotation reaches the proxy within
 // a push).
-type ClusterRateRooms struct{ Views *node.Views }
+type ClusterRateRooms struct{ Views *frontside.Views }
 
 // Secret implements RateRooms.
 func (c ClusterRateRooms) Secret(ctx context.Context, slug string) ([]byte, bool, error) {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	frontside "github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // Store is where capacity rooms are counted: the rooms' grains on the
@@ -53,7 +54,7 @@ type Opener interface {
 // through the node's client. The cookie key travels sealed and is opened
 // here with the master key.
 type ClusterStore struct {
-	Client *node.Client
+	Client *frontside.Client
 	Opener Opener
 }
 
@@ -88,7 +89,7 @@ func (s ClusterStore) Key(ctx context.Context, room string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.Opener.Open(sealed, node.CapacityKeyAD(room))
+	k, err := s.Opener.Open(sealed, protocol.CapacityKeyAD(room))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrKeyUnusable, err)
 	}

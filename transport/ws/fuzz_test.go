@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/transport/api"
@@ -28,7 +29,7 @@ import (
 func socketServer(f *testing.F) (wsURL, ticket string) {
 	f.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
+	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func socketServer(f *testing.F) (wsURL, ticket string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := api.New(api.Config{Node: n, PublicURL: "http://x", AdminTokenHash: sha("admin"), Hash: sha, Logger: log,
+	s := api.New(api.Config{Node: n.Front, PublicURL: "http://x", AdminTokenHash: sha("admin"), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry(), Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())
 	f.Cleanup(func() {

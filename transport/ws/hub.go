@@ -17,7 +17,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/returnurl"
 )
@@ -95,7 +96,7 @@ type Hub struct {
 	// nil: no budget.
 	AllowLookup func(r *http.Request) (ok bool, retryAfter int)
 
-	views    *node.Views
+	views    *front.Views
 	log      *slog.Logger
 	now      func() time.Time
 	upgrader websocket.Upgrader
@@ -133,7 +134,7 @@ type roomHub struct {
 	mu sync.Mutex
 	// mu guards everything below.
 	conns    map[*client]struct{}
-	latest   *node.Room
+	latest   *front.Room
 	dirty    bool
 	sentAt   time.Time
 	presence time.Time
@@ -198,7 +199,7 @@ func (c *client) goAway() {
 
 // NewHub starts the broadcaster; Close stops it. It refuses limits that
 // are not set.
-func NewHub(views *node.Views, log *slog.Logger, now func() time.Time, limits Limits) (*Hub, error) {
+func NewHub(views *front.Views, log *slog.Logger, now func() time.Time, limits Limits) (*Hub, error) {
 	if err := limits.check(); err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func newHub(log *slog.Logger, now func() time.Time, limits Limits) *Hub {
 // Register mounts GET /queue/:slug/ws.
 func (h *Hub) Register(e *echo.Echo) { e.GET("/queue/:slug/ws", h.handleSocket) }
 
-func (h *Hub) changed(id string, r *node.Room) {
+func (h *Hub) changed(id string, r *front.Room) {
 	h.mu.Lock()
 	rh := h.rooms[id]
 	if rh != nil {
@@ -262,12 +263,12 @@ func (h *Hub) handleSocket(c echo.Context) error {
 		}
 	}
 	r, ok, err := h.views.Lookup(c.Request().Context(), c.Param("slug"), allow)
-	if errors.Is(err, node.ErrTooManyLookups) {
+	if errors.Is(err, protocol.ErrTooManyLookups) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(retry))
-		return jsonError(c, http.StatusTooManyRequests, node.CodeRateLimited, node.ErrTooManyLookups.Message)
+		return jsonError(c, http.StatusTooManyRequests, protocol.CodeRateLimited, protocol.ErrTooManyLookups.Message)
 	}
 	if err != nil {
-		e := node.Unavailable(err)
+		e := protocol.Unavailable(err)
 		c.Response().Header().Set("Retry-After", "2")
 		return jsonError(c, http.StatusServiceUnavailable, e.Code, e.Message)
 	}
@@ -305,7 +306,7 @@ func (h *Hub) handleSocket(c echo.Context) error {
 }
 
 // originAllowed accepts the page's own host and the room's shop domains.
-func (h *Hub) originAllowed(c echo.Context, origin string, r *node.Room) bool {
+func (h *Hub) originAllowed(c echo.Context, origin string, r *front.Room) bool {
 	if _, ok := returnurl.Check(origin+"/", append([]string{hostOnly(c.Request().Host)}, r.View.Config.Domains...)); ok {
 		return true
 	}
@@ -328,7 +329,7 @@ func hostOnly(hostport string) string {
 // under the hub's lock, so no broadcast can remove the room's entry between
 // the lookup and the add (a socket in a removed entry gets no frame again).
 // It returns nil, and gives the reservation back, once the hub is closed.
-func (h *Hub) join(r *node.Room, cl *client) *roomHub {
+func (h *Hub) join(r *front.Room, cl *client) *roomHub {
 	if h.beforeJoin != nil {
 		h.beforeJoin()
 	}
@@ -406,7 +407,7 @@ func (h *Hub) reader(cl *client, rh *roomHub) {
 	}
 }
 
-func (h *Hub) prepare(r *node.Room) *websocket.PreparedMessage {
+func (h *Hub) prepare(r *front.Room) *websocket.PreparedMessage {
 	f := FrameOf(r.View, h.now())
 	f.Stale = h.views.Stale(r.View.ID)
 	return Prepare(f)

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -58,7 +59,7 @@ func call(t *testing.T, method, url string, body any) map[string]any {
 func startHub(t *testing.T, limits ws.Limits) (*httptest.Server, *ws.Hub) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := node.Start(node.Config{Member: true, Deps: node.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
+	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func startHub(t *testing.T, limits ws.Limits) (*httptest.Server, *ws.Hub) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { hub.Close() })
-	s := api.New(api.Config{Node: n, PublicURL: "http://x", AdminTokenHash: sha("admin"), Hash: sha, Logger: log,
+	s := api.New(api.Config{Node: n.Front, PublicURL: "http://x", AdminTokenHash: sha("admin"), Hash: sha, Logger: log,
 		Registry: prometheus.NewRegistry(), Extra: []func(*echo.Echo){hub.Register}})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
@@ -25,7 +25,7 @@ func bareHub(t *testing.T, limits Limits) *Hub {
 // still holds; otherwise it never gets another frame.
 func TestJoinRacingBroadcastKeepsTheSocketReachable(t *testing.T) {
 	h := bareHub(t, Limits{PerTicket: 4, PerNode: 10})
-	r := &node.Room{View: &room.View{ID: "r1"}}
+	r := &front.Room{View: &room.View{ID: "r1"}}
 	// The room's last socket has left: its entry is empty until the next
 	// broadcast removes it.
 	h.rooms["r1"] = &roomHub{conns: map[*client]struct{}{}, latest: r}

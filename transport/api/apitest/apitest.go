@@ -16,6 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/aditus-queue/aditus-queue/actors/front"
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -34,7 +36,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Front changes the front's configuration once the node runs: routes
 	// of other parts (Extra, AdminRoutes) that need the node's client.
-	Front func(n *node.Node, c *api.Config)
+	Front func(n *front.Front, c *api.Config)
 }
 
 // Server is a running node with its front.
@@ -55,11 +57,11 @@ func Start(t testing.TB, o Options) *Server {
 		log = nodetest.Logger()
 	}
 	reg := prometheus.NewRegistry()
-	n := nodetest.Start(t, node.Config{Member: true, Deps: node.Deps{Logger: log, Metrics: node.NewMetrics(reg)}})
-	cfg := api.Config{Node: n, PublicURL: PublicURL, AdminTokenHash: seal.HashSecret(AdminToken), Hash: seal.HashSecret,
+	n := nodetest.Start(t, node.Config{Member: true, Deps: grain.Deps{Logger: log, Metrics: grain.NewMetrics(reg)}})
+	cfg := api.Config{Node: n.Front, PublicURL: PublicURL, AdminTokenHash: seal.HashSecret(AdminToken), Hash: seal.HashSecret,
 		Logger: log, Registry: reg}
 	if o.Front != nil {
-		o.Front(n, &cfg)
+		o.Front(n.Front, &cfg)
 	}
 	front := api.New(cfg)
 	srv := httptest.NewServer(front.Handler())

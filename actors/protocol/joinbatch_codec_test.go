@@ -1,0 +1,81 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/aditus-queue/aditus-queue/actors/room"
+)
+
+// The batch messages' hand-written JSON is byte for byte what encoding/json
+// writes for the same types, and reads back what either wrote.
+func TestBatchMessagesJSON(t *testing.T) {
+	type plainReq JoinBatchRequest
+	type plainRes JoinBatchResult
+	reqs := []JoinBatchRequest{
+		{Count: 1},
+		{Count: 512, Known: true, Epoch: 3, Version: 77},
+		{Count: 4096, Known: true, Epoch: -1, Version: math.MaxUint64},
+	}
+	for _, r := range reqs {
+		got, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(plainReq(r))
+		if !bytes.Equal(got, want) {
+			t.Errorf("request %+v: got %s, want %s", r, got, want)
+		}
+		var back JoinBatchRequest
+		if err := json.Unmarshal(want, &back); err != nil || back != r {
+			t.Errorf("request %s read back as %+v, %v", want, back, err)
+		}
+	}
+	view := &room.View{ID: "r1", Epoch: 2, Version: 9, Issued: 40}
+	results := []JoinBatchResult{
+		{First: 1, Count: 1, Epoch: 1, Version: 1, Line: room.Line{Base: 5, T0: 1764800000000000000, Rate: 60}, Issued: 1},
+		{First: 1 << 40, Count: 512, Epoch: 7, Version: 123, Line: room.Line{Base: 1234.5678901234, T0: -5, Rate: 0.1}, Issued: 1<<40 + 511},
+		{First: 3, Count: 2, Line: room.Line{Base: 1e-9, Rate: 1e22}, Issued: 4},
+		{First: 3, Count: 2, Line: room.Line{Base: 0.000001, Rate: 123456789012345678901.0}, Issued: 4},
+		{First: 9, Count: 1, Epoch: 2, Version: 9, Issued: 9, View: view},
+	}
+	for _, r := range results {
+		got, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(plainRes(r))
+		if !bytes.Equal(got, want) {
+			t.Errorf("result: got %s, want %s", got, want)
+		}
+		var back JoinBatchResult
+		if err := json.Unmarshal(want, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.View != nil {
+			if r.View == nil || back.View.ID != r.View.ID || back.View.Issued != r.View.Issued {
+				t.Errorf("view read back as %+v", back.View)
+			}
+			back.View = r.View
+		}
+		if back != r {
+			t.Errorf("result %s read back as %+v", want, back)
+		}
+	}
+	// What the reader does not expect goes to encoding/json.
+	var r JoinBatchRequest
+	if err := json.Unmarshal([]byte(` { "version" : 4, "count": 2 } `), &r); err != nil || r != (JoinBatchRequest{Count: 2, Version: 4}) {
+		t.Errorf("spaced request: %+v %v", r, err)
+	}
+	for _, bad := range []string{`{"count":"x"}`, `{"count":-1}`, `{"count":1,}`, `[]`, `{"count":1`} {
+		var r JoinBatchRequest
+		if err := json.Unmarshal([]byte(bad), &r); err == nil {
+			t.Errorf("%s: got %+v, want an error", bad, r)
+		}
+		if err := r.UnmarshalJSON([]byte(bad)); err == nil {
+			t.Errorf("%s read directly: got %+v, want an error", bad, r)
+		}
+	}
+}
