@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -123,18 +125,14 @@ func startProxy(b *bootstrap, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := proxy.Load(path)
-	if err != nil {
-		return err
-	}
 	l, err := b.ls.bind("proxy", addr)
 	if err != nil {
 		return err
 	}
 	n := b.node
-	h, err := proxy.New(cfg, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: b.sealer}, Logger: b.logger,
+	h, err := proxy.NewReloadable(path, proxy.Options{Store: proxy.ClusterStore{Client: n.Client, Opener: b.sealer}, Logger: b.logger,
 		RateRooms: proxy.ClusterRateRooms{Views: n.Views}, PublicURL: b.publicURL,
-		Forwarding: fw, UpstreamTimeout: c.ProxyUpstreamTimeout})
+		Forwarding: fw, UpstreamTimeout: c.ProxyUpstreamTimeout, Node: n.Address()})
 	if err != nil {
 		return err
 	}
@@ -142,8 +140,33 @@ func startProxy(b *bootstrap, c *serveConfig) error {
 		h.Close()
 		return fmt.Errorf("proxy metrics: %w", err)
 	}
-	l.stop = h.Close
+	stopHUP := reloadOnHUP(h)
+	l.stop = func() {
+		stopHUP()
+		h.Close()
+	}
 	b.ls.serve(l, proxyServer(h))
 	b.logger.Info("aditus-queue proxy serving", "addr", l.ln.Addr().String(), "config", path, "cluster", n.Address())
 	return nil
+}
+
+// reloadOnHUP reloads h's file at every SIGHUP until the returned stop.
+func reloadOnHUP(h *proxy.Reloadable) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				_ = h.Reload() // logged and counted; the configuration in force stays on failure
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }

@@ -43,6 +43,14 @@ type Event struct {
 	// lifted), and Reason why it changed.
 	Pow    *rate.PowLevel `json:"pow,omitempty"`
 	Reason string         `json:"reason,omitempty"`
+	// Host and Name are the room as the proxies' file names it
+	// (configured).
+	Host string `json:"host,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Runtime is the runtime settings from now on, and Actor who changed
+	// them (adjusted, runtime.go).
+	Runtime *Runtime `json:"runtime,omitempty"`
+	Actor   string   `json:"actor,omitempty"`
 }
 
 // Event types.

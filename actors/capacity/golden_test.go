@@ -29,6 +29,10 @@ func TestGolden(t *testing.T) {
 		{Type: TypePow, Epoch: 7, At: at, Pow: &rate.PowLevel{Bits: 15}, Reason: "arrivals 1500 a minute passed pow_auto's 600 a minute: proof of work at 15 bits"},
 		{Type: TypePow, Epoch: 7, At: at, Pow: &rate.PowLevel{}, Reason: "lifted"},
 		{Type: TypeRestored, Epoch: 7, At: at, Held: 120, Until: at + int64(5*time.Minute)},
+		{Type: TypeConfigured, Epoch: 7, At: at, Host: "shop.example.com", Name: "/", Settings: &Settings{Active: 500, Session: 5 * time.Minute,
+			Refresh: 10 * time.Second, AddressBudget: rate.AddressBudget{PerMinute: 30, Burst: 60}}},
+		{Type: TypeAdjusted, Epoch: 7, At: at, Actor: "admin", Runtime: &Runtime{Active: 800, Paused: true,
+			Pow: &PowAuto{PerMinute: 900, Bits: 15}, AddressBudget: &rate.AddressBudget{PerMinute: 10, Burst: 20}, Version: 3}},
 	}
 	var buf bytes.Buffer
 	for i := range evs {

@@ -115,9 +115,9 @@ type PowCounter struct {
 func (p *PowCounter) Arrived(n uint64) { p.arrivals += n }
 
 // Decide records the count at now and returns the event of a change the
-// controller decides for table t, or none. Proxy nodes with proof of work
-// in force send a batch every second, so Decide is called often enough
-// to lift the work when calm.
+// controller decides for table t, or none. Every proxy node sends a batch
+// every half second, so Decide is called often enough to lift the work
+// when calm.
 func (p *PowCounter) Decide(t *Table, now int64) []Event {
 	if !t.Settings.Pow.On() && t.Pow == nil {
 		p.pressure, p.last = rate.PowPressure{}, 0

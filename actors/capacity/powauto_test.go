@@ -14,7 +14,7 @@ func powRoom() (*room, *PowCounter) {
 	r := newRoom(1, "in")
 	s := r.t.Settings
 	s.Pow = PowAuto{PerMinute: 60, Bits: 4}
-	r.apply(r.t.Configure(s, r.now))
+	r.apply(r.t.Configure(s, "", "", r.now))
 	return r, &PowCounter{}
 }
 
@@ -99,7 +99,7 @@ func TestPowCounterOff(t *testing.T) {
 	r.flood(p, 30, time.Second)
 	s := r.t.Settings
 	s.Pow = PowAuto{}
-	r.apply(r.t.Configure(s, r.now))
+	r.apply(r.t.Configure(s, "", "", r.now))
 	r.now += int64(PowSample)
 	r.apply(p.Decide(r.t, r.now))
 	if r.t.PowBits() != 0 {
@@ -128,7 +128,7 @@ func TestPowCounterMaxBits(t *testing.T) {
 	r, p := powRoom()
 	s := r.t.Settings
 	s.Pow.MaxBits = 6
-	r.apply(r.t.Configure(s, r.now))
+	r.apply(r.t.Configure(s, "", "", r.now))
 	r.flood(p, 300, time.Second) // 18,000 a minute: 300× the threshold
 	if got := r.t.PowBits(); got != 6 {
 		t.Fatalf("bits %d at 300× the threshold with max_bits 6, want 6", got)

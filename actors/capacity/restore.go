@@ -34,5 +34,11 @@ func (t *Table) held(now int64) int {
 // free is how many slots are free at now once the slot holders in gone
 // have left.
 func (t *Table) free(gone map[string]bool, now int64) int {
+	switch {
+	case t.Runtime.Paused:
+		return 0
+	case t.Runtime.Open:
+		return openFree
+	}
 	return t.Settings.Active - (len(t.Inside) - len(gone)) - t.held(now)
 }

@@ -39,6 +39,9 @@ type Settings struct {
 	// Pow turns proof of work on by itself under a flood of arrivals
 	// (powauto.go); the zero value is off.
 	Pow PowAuto `json:"pow,omitzero"`
+	// AddressBudget limits the new visitors one client address brings on
+	// each proxy node (the proxies enforce it; zero: the defaults).
+	AddressBudget rate.AddressBudget `json:"addressBudget,omitzero"`
 }
 
 // Defaults of the seed: a slot is kept five minutes, the page checks every
@@ -87,8 +90,20 @@ type Status struct {
 // safe for concurrent use; its owner (the grain) serialises calls.
 type Table struct {
 	// Epoch is the activation whose events are applied (fencing).
-	Epoch    int64    `json:"epoch"`
+	Epoch int64 `json:"epoch"`
+	// Settings are in force: File with Runtime over it (runtime.go).
 	Settings Settings `json:"settings"`
+	// File is what the proxies' HCL file says; Runtime what an operator
+	// changed over it.
+	File    Settings `json:"file"`
+	Runtime Runtime  `json:"runtime"`
+	// Host and Name are the room as the proxies' file names it.
+	Host string `json:"host,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Audit is the last adjustments, oldest first.
+	Audit []AuditEntry `json:"audit,omitempty"`
+	// PowReason is why the automatic proof of work last changed.
+	PowReason string `json:"powReason,omitempty"`
 	// Inside maps each slot holder to when the slot ends.
 	Inside map[string]int64 `json:"inside"`
 	// KeySealed is the key of the visitors' cookies, sealed.
@@ -110,6 +125,11 @@ type Table struct {
 	// scanned is when Expire last looked for silent waiters: it looks
 	// through the whole line at most once a second.
 	scanned int64
+	// adjusted is when the last adjustments were made (their bound).
+	adjusted []int64
+	// minute counts admissions, expiries and provisional places over the
+	// last minute (rates.go); not in the log.
+	minute rates
 }
 
 // New returns an empty table.
@@ -128,12 +148,21 @@ type tableJSON struct {
 	Pow       *rate.PowLevel   `json:"pow,omitempty"`
 	Held      int              `json:"held,omitempty"`
 	HeldUntil int64            `json:"heldUntil,omitempty"`
+	File      *Settings        `json:"file,omitempty"`
+	Runtime   Runtime          `json:"runtime,omitzero"`
+	Host      string           `json:"host,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	Audit     []AuditEntry     `json:"audit,omitempty"`
+	PowReason string           `json:"powReason,omitempty"`
+	Adjusted  []int64          `json:"adjusted,omitempty"`
 }
 
 // MarshalJSON encodes the table for a snapshot.
 func (t *Table) MarshalJSON() ([]byte, error) {
 	t.init()
-	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed, t.Pow, t.Held, t.HeldUntil})
+	file := t.File
+	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed, t.Pow, t.Held, t.HeldUntil,
+		&file, t.Runtime, t.Host, t.Name, t.Audit, t.PowReason, t.adjusted})
 }
 
 // UnmarshalJSON restores a snapshot; call Recovered after replay.
@@ -144,6 +173,13 @@ func (t *Table) UnmarshalJSON(b []byte) error {
 	}
 	t.Epoch, t.Settings, t.Inside, t.KeySealed, t.Pow = j.Epoch, j.Settings, j.Inside, j.KeySealed, j.Pow
 	t.Held, t.HeldUntil = j.Held, j.HeldUntil
+	// A snapshot from before runtime settings: what was in force is the
+	// file's.
+	t.File = j.Settings
+	if j.File != nil {
+		t.File = *j.File
+	}
+	t.Runtime, t.Host, t.Name, t.Audit, t.PowReason, t.adjusted = j.Runtime, j.Host, j.Name, j.Audit, j.PowReason, j.Adjusted
 	t.line = newLine()
 	t.line.rebuild(j.Line, j.LineAt)
 	t.seen = map[string]int64{}
@@ -183,14 +219,16 @@ func (t *Table) Recovered(now int64) {
 	t.line.each(func(id string) { t.seen[id] = now })
 }
 
-// Configure returns the event that changes the settings, or none when they
-// are unchanged. Lowering Active never evicts anyone: the room lets nobody
-// in until fewer than the new Active are inside.
-func (t *Table) Configure(s Settings, now int64) []Event {
-	if s == t.Settings {
+// Configure returns the event that changes the file's settings (and the
+// room's host and name, when given), or none when they are unchanged. The
+// settings in force keep the runtime's changes over the new file. Lowering
+// Active never evicts anyone: the room lets nobody in until fewer than the
+// new Active are inside.
+func (t *Table) Configure(s Settings, host, name string, now int64) []Event {
+	if s == t.File && (host == "" && name == "" || host == t.Host && name == t.Name) {
 		return nil
 	}
-	return []Event{{Type: TypeConfigured, At: now, Settings: &s}}
+	return []Event{{Type: TypeConfigured, At: now, Settings: &s, Host: host, Name: name}}
 }
 
 // Check is a visitor's request at now: a slot holder's slot is renewed
@@ -324,7 +362,9 @@ func (t *Table) apply(e Event) {
 	t.init()
 	switch e.Type {
 	case TypeConfigured:
-		t.Settings = *e.Settings
+		t.applyConfigured(e)
+	case TypeAdjusted:
+		t.applyAdjusted(e)
 	case TypeKeyed:
 		t.KeySealed = e.KeySealed
 	case TypeRestored:
@@ -334,6 +374,7 @@ func (t *Table) apply(e Event) {
 			lv := *e.Pow
 			t.Pow = &lv
 		}
+		t.PowReason = e.Reason
 	case TypeQueued:
 		if !t.line.has(e.ID) {
 			if e.Arrived > 0 && e.Arrived < e.At {
@@ -348,6 +389,7 @@ func (t *Table) apply(e Event) {
 	case TypeAdmitted:
 		t.dequeue(e.ID)
 		t.Inside[e.ID] = max(t.Inside[e.ID], e.Until)
+		t.minute.add(e.At, 1, 0, 0)
 	case TypeReleased:
 		delete(t.Inside, e.ID)
 		t.dequeue(e.ID)
@@ -355,6 +397,7 @@ func (t *Table) apply(e Event) {
 		for _, id := range e.IDs {
 			delete(t.Inside, id)
 		}
+		t.minute.add(e.At, 0, len(e.IDs), 0)
 		for _, id := range e.Left {
 			t.dequeue(id)
 		}

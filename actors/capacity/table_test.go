@@ -23,7 +23,7 @@ type room struct {
 // where each of ids has checked, in order, at the same instant.
 func newRoom(active int, ids ...string) *room {
 	r := &room{t: New(), now: 1_000 * sec}
-	r.apply(r.t.Configure(Settings{Active: active, Session: 60 * time.Second, Refresh: 10 * time.Second}, r.now))
+	r.apply(r.t.Configure(Settings{Active: active, Session: 60 * time.Second, Refresh: 10 * time.Second}, "", "", r.now))
 	for _, id := range ids {
 		r.check(id)
 	}

@@ -34,15 +34,6 @@ func (c *Client) CapacityConfirm(ctx context.Context, id string, s capacity.Sett
 	return st, err
 }
 
-// CapacityTouch renews the slots of visitors seen active (one batch) and
-// reports the first requests answered with a challenge since the last
-// batch; it returns the proof of work new arrivals must solve now, in bits.
-func (c *Client) CapacityTouch(ctx context.Context, id string, visitors []string, challenged uint64) (pow int, err error) {
-	var a protocol.CapacityTouchAnswer
-	err = c.call(ctx, id, protocol.KindCapacity, protocol.OpCapTouch, protocol.CapacityRequest{IDs: visitors, Challenged: challenged}, &a)
-	return a.Pow, err
-}
-
 // CapacityRelease frees visitor's slot at once.
 func (c *Client) CapacityRelease(ctx context.Context, id, visitor string) error {
 	return c.call(ctx, id, protocol.KindCapacity, protocol.OpCapRelease, protocol.CapacityRequest{ID: visitor}, nil)

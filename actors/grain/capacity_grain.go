@@ -30,6 +30,8 @@ type capacityGrain struct {
 	failed error
 	since  int
 	pow    capacity.PowCounter
+	// nodes are the proxy nodes reporting the room (soft state).
+	nodes capacity.Nodes
 }
 
 func newCapacityGrain(d *Deps) actor.Actor { return &capacityGrain{deps: d} }
@@ -93,11 +95,6 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 	switch req.Op {
 	case protocol.OpCapCheck:
 		g.answerCheck(ctx, r, now)
-	case protocol.OpCapTouch:
-		g.t.Touch(r.IDs, now)
-		g.pow.Arrived(r.Challenged)
-		g.decidePow(now)
-		ctx.Respond(okResponse(protocol.CapacityTouchAnswer{Pow: g.t.PowBits()}))
 	case protocol.OpCapRelease:
 		if err := g.write(g.t.Release(r.ID, now)); err != nil {
 			ctx.Respond(errResponse(err))
@@ -107,7 +104,9 @@ func (g *capacityGrain) handle(ctx actor.Context, req *wire.Request) {
 	case protocol.OpCapKey:
 		g.answerKey(ctx, now)
 	default:
-		ctx.Respond(&wire.Response{Code: protocol.CodeInvalid, Message: "unknown operation " + req.Op})
+		if !g.handleRuntime(ctx, req.Op, r, now) {
+			ctx.Respond(&wire.Response{Code: protocol.CodeInvalid, Message: "unknown operation " + req.Op})
+		}
 	}
 }
 
@@ -122,7 +121,7 @@ func (g *capacityGrain) answerCheck(ctx actor.Context, r protocol.CapacityReques
 		ctx.Respond(&wire.Response{Code: protocol.CodeInvalid, Message: "visitor id missing"})
 		return
 	}
-	if err := g.write(g.t.Configure(r.Settings, now)); err != nil {
+	if err := g.write(g.t.Configure(r.Settings, r.Host, r.Name, now)); err != nil {
 		ctx.Respond(errResponse(err))
 		return
 	}
@@ -138,6 +137,7 @@ func (g *capacityGrain) answerCheck(ctx actor.Context, r protocol.CapacityReques
 	if r.First && !st.Admitted && st.Position == 0 {
 		st = g.t.Estimate()
 		st.Arrived = now
+		g.t.Provisional(now)
 	}
 	ctx.Respond(okResponse(st))
 }

@@ -19,5 +19,6 @@ func Kinds(d *Deps) []*cluster.Kind {
 		cluster.NewKind(protocol.KindLoadTests, actor.PropsFromProducer(func() actor.Actor { return newLoadTestGrain(d) })),
 		cluster.NewKind(protocol.KindCapacity, actor.PropsFromProducer(func() actor.Actor { return newCapacityGrain(d) })),
 		cluster.NewKind(protocol.KindRegistry, actor.PropsFromProducer(func() actor.Actor { return newRegistryGrain(d) })),
+		cluster.NewKind(protocol.KindCapacityIndex, actor.PropsFromProducer(func() actor.Actor { return newCapacityIndex(d) })),
 	}
 }

@@ -2,24 +2,15 @@ package grain
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
-
-// IsCapacityID reports whether stream names a capacity room (CapacityID).
-func IsCapacityID(stream string) bool {
-	if len(stream) != 21 || stream[0] != 'c' {
-		return false
-	}
-	_, err := hex.DecodeString(stream[1:])
-	return err == nil
-}
 
 // RestoredCapacity is what a restore did to one capacity room.
 type RestoredCapacity struct {
@@ -36,7 +27,7 @@ type RestoredCapacity struct {
 func HoldRestoredCapacity(ctx context.Context, l persistence.Log, streams []string, now time.Time) ([]RestoredCapacity, error) {
 	ids := make([]string, 0, len(streams))
 	for _, s := range streams {
-		if IsCapacityID(s) {
+		if protocol.IsCapacityID(s) {
 			ids = append(ids, s)
 		}
 	}

@@ -45,7 +45,7 @@ func TestCapacityGrainSurvivesRestart(t *testing.T) {
 			t.Fatalf("%s admitted=%v, want %v", v, st.Admitted, want)
 		}
 	}
-	if _, err := n.Client.CapacityTouch(ctx, id, []string{"a", "b"}, 0); err != nil {
+	if _, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{Visitors: []string{"a", "b"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.Client.CapacityCheck(ctx, id, capacity.Settings{}, "x"); !protocol.IsCode(err, protocol.CodeInvalid) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 )
 
 // TestCapacityGrainPowAuto runs the automatic proof of work through the
@@ -36,11 +37,11 @@ func TestCapacityGrainPowAuto(t *testing.T) {
 	// Proxies now answer challenges instead; their reports keep it on.
 	for range 40 {
 		clock.Advance(time.Second)
-		got, err := n.Client.CapacityTouch(ctx, id, nil, 100)
+		a, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{Challenged: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got < bits {
+		if got := a.Pow; got < bits {
 			t.Fatalf("pow %d while 100 challenged arrivals a second are reported, want at least %d", got, bits)
 		}
 	}
@@ -53,11 +54,11 @@ func TestCapacityGrainPowAuto(t *testing.T) {
 	}
 	for range 40 {
 		clock.Advance(time.Second)
-		if _, err := n.Client.CapacityTouch(ctx, id, nil, 0); err != nil {
+		if _, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, err := n.Client.CapacityTouch(ctx, id, nil, 0); err != nil || got != 0 {
-		t.Fatalf("after 40 calm seconds: pow %d %v, want 0", got, err)
+	if got, err := n.Client.CapacityTouch(ctx, id, protocol.CapacityTouch{}); err != nil || got.Pow != 0 {
+		t.Fatalf("after 40 calm seconds: pow %d %v, want 0", got.Pow, err)
 	}
 }

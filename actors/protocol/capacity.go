@@ -47,10 +47,12 @@ type CapacityRequest struct {
 	// proof-of-work challenge since its last batch (touch): arrivals the
 	// automatic proof of work counts.
 	Challenged uint64 `json:"challenged,omitempty"`
-}
-
-// CapacityTouchAnswer is the answer to a renewal batch.
-type CapacityTouchAnswer struct {
-	// Pow is the proof of work new arrivals must solve now, in bits.
-	Pow int `json:"pow,omitempty"`
+	// Host and Name are the room as the proxy's file names it; Report
+	// the proxy node's figures (touch).
+	Host   string               `json:"host,omitempty"`
+	Name   string               `json:"name,omitempty"`
+	Report *capacity.NodeReport `json:"report,omitempty"`
+	// Adjust is an operator's change, and Actor who makes it (adjust).
+	Adjust *capacity.Adjust `json:"adjust,omitempty"`
+	Actor  string           `json:"actor,omitempty"`
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/proxy"
 )
 
@@ -31,7 +32,7 @@ func (s *roomStore) decide(call string, set capacity.Settings, v string, fn func
 	defer s.mu.Unlock()
 	s.asked[call]++
 	now := time.Now().UnixNano()
-	for _, e := range append(s.table.Configure(set, now), fn(now)...) {
+	for _, e := range append(s.table.Configure(set, "", "", now), fn(now)...) {
 		s.table.Apply(0, e)
 	}
 	st := s.table.Status(v)
@@ -54,11 +55,11 @@ func (s *roomStore) Confirm(_ context.Context, _ string, set capacity.Settings, 
 	return s.decide("confirm", set, v, func(now int64) []capacity.Event { return s.table.Confirm(v, arrived, now) })
 }
 
-func (s *roomStore) Touch(_ context.Context, _ string, vs []string, _ uint64) (int, error) {
+func (s *roomStore) Touch(_ context.Context, _ string, b protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.table.Touch(vs, time.Now().UnixNano())
-	return 0, nil
+	s.table.Touch(b.Visitors, time.Now().UnixNano())
+	return protocol.CapacityTouchAnswer{Settings: s.table.Settings}, nil
 }
 
 func (s *roomStore) Release(context.Context, string, string) error { return nil }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
@@ -33,6 +34,9 @@ func (h *Hub) authorize(ctx context.Context, p adminauth.Principal, id string) e
 			return errOtherRoom
 		}
 		return nil
+	}
+	if protocol.IsCapacityID(id) {
+		return h.capacityExists(ctx, id)
 	}
 	known, err := h.auth.RoomExists(ctx, id)
 	switch {

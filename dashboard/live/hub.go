@@ -295,6 +295,10 @@ func (f *feed) run() {
 // new samples to sockets that have the history, the whole history to
 // those that joined since. Both are encoded once for all sockets.
 func (f *feed) pull() {
+	if protocol.IsCapacityID(f.id) {
+		f.pullCapacity()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), pullTimeout)
 	f.mu.Lock()
 	since := f.since

@@ -49,6 +49,7 @@ func (s *Server) registerAdmin(e *echo.Echo) {
 	g.DELETE("/sites/:id/bypass-codes/:codeId", s.adminOnly(s.handleCodeDelete))
 	g.GET("/sites/:id/audit", s.adminOnly(s.handleAudit))
 	s.registerLoadTests(g, e)
+	s.registerCapacity(g)
 	g.POST("/sites/:id/health-check/test", s.handleHealthTest)
 	g.GET("/sites/:id/rate-log", s.handleRateLog)
 	g.GET("/sites/:id/preview", s.handleSitePreview)

@@ -429,6 +429,9 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		return nil, err
 	}
 	r.AddressBudget = b
+	if r.RateRoom == "" {
+		r.Settings.AddressBudget = b // the room learns the file's budget with each check
+	}
 	if ws.Page != nil {
 		p := *ws.Page
 		if !filepath.IsAbs(p) {

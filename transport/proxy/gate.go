@@ -21,7 +21,7 @@ const storeTimeout = 2 * time.Second
 // gate enforces one capacity room on this proxy node. An admitted visitor
 // is checked from the cookie alone; the store is asked for new visitors,
 // waiters, and holders in the last fifth of their session. Holders' requests
-// are gathered and sent as one Touch a second.
+// are gathered and sent as one Touch every half second.
 type gate struct {
 	room       *Room
 	id         string // the room's grain identity
@@ -39,6 +39,10 @@ type gate struct {
 	pow gatePow
 	// waiting bounds the grain calls of requests with a cookie.
 	waiting *waitingBudget
+	// node names this proxy node in its reports; rt is what it learnt of
+	// the room's runtime settings (runtime.go).
+	node string
+	rt   gateRuntime
 
 	box atomic.Pointer[cookieBox]
 	// keyMu serialises fetching the key from the store.
@@ -291,9 +295,10 @@ func (g *gate) release(ctx context.Context, r *http.Request, v Visitor) *http.Co
 }
 
 // flush sends the visitors seen since the last flush as one Touch, with
-// the challenge pages answered meanwhile, and forgets released visitors
-// whose cookies have ended. While proof of work is in force it sends every
-// time, so that the room can lift it when calm and this node learns so.
+// the challenge pages answered meanwhile and this node's report, and
+// forgets released visitors whose cookies have ended. It sends every time,
+// even with nobody seen, so that the room can lift proof of work when calm
+// and this node learns the room's runtime settings (runtime.go).
 func (g *gate) flush(ctx context.Context) {
 	now := g.now().UnixNano()
 	g.mu.Lock()
@@ -310,16 +315,13 @@ func (g *gate) flush(ctx context.Context) {
 	}
 	g.mu.Unlock()
 	challenged := g.pow.challenged.Swap(0)
-	if len(ids) == 0 && challenged == 0 && g.pow.bits.Load() == 0 {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	bits, err := g.store.Touch(ctx, g.id, ids, challenged)
+	a, err := g.store.Touch(ctx, g.id, g.batch(ids, challenged))
 	if err != nil {
 		g.pow.challenged.Add(challenged) // reported with the next batch
 		g.log.Warn("renewal batch lost; holders renew in the last fifth of their session", "error", err, "visitors", len(ids))
 		return
 	}
-	g.setPow(bits)
+	g.learn(a)
 }

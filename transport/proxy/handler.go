@@ -18,9 +18,11 @@ import (
 // once (after a checkout, say). The proxy strips it from the answer.
 const ReleaseHeader = "Aditus-Queue-Release"
 
-// flushInterval is how often each room's renewals go to the store: about
-// one message a second per room per proxy node.
-const flushInterval = time.Second
+// flushInterval is how often each room's renewals go to the store, and
+// the room's runtime settings come back (runtime.go): two messages a second
+// per room per proxy node, so that a change reaches every node within a
+// second.
+const flushInterval = 500 * time.Millisecond
 
 // Options are what a Handler needs besides its configuration.
 type Options struct {
@@ -45,6 +47,9 @@ type Options struct {
 	UpstreamTimeout time.Duration
 	// UpstreamTLS verifies https upstreams (default: the system's roots).
 	UpstreamTLS *tls.Config
+	// Node names this proxy node in its reports to the rooms (the
+	// console lists the nodes reporting each room).
+	Node string
 }
 
 // UpstreamTransport is the default transport to upstreams: the standard
@@ -61,6 +66,7 @@ type Handler struct {
 	hosts map[string][]*route
 	gates []*gate
 	front *front
+	store Store
 	log   *slog.Logger
 	stop  chan struct{}
 	wg    sync.WaitGroup
@@ -110,7 +116,7 @@ func New(cfg *Config, o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{hosts: map[string][]*route{}, front: fr, log: o.Logger, stop: make(chan struct{})}
+	h := &Handler{hosts: map[string][]*route{}, front: fr, store: o.Store, log: o.Logger, stop: make(chan struct{})}
 	gates := map[string]*gate{}
 	for name, host := range cfg.Hosts {
 		for _, loc := range host.Locations {
@@ -148,6 +154,7 @@ func (h *Handler) route(loc *Location, cfg *Config, fr *front, o Options, gates 
 				return nil, err
 			}
 			g.secure = fr.cookieSecure
+			g.node = o.Node
 			g.budget.addrs = fr.addrs
 			g.waiting.addrs = fr.addrs
 			gates[key] = g
@@ -173,7 +180,7 @@ func (h *Handler) flushLoop() {
 	defer h.wg.Done()
 	t := time.NewTicker(flushInterval)
 	defer t.Stop()
-	for {
+	for ticks := 0; ; ticks++ {
 		select {
 		case <-h.stop:
 			for _, g := range h.gates {
@@ -184,6 +191,7 @@ func (h *Handler) flushLoop() {
 			for _, g := range h.gates {
 				g.flush(context.Background())
 			}
+			h.announce(ticks)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -43,7 +44,7 @@ func (s *tableStore) table(room string, set capacity.Settings) *capacity.Table {
 		t = capacity.New()
 		s.tables[room] = t
 	}
-	for _, e := range t.Configure(set, s.clock()) {
+	for _, e := range t.Configure(set, "", "", s.clock()) {
 		t.Apply(0, e)
 	}
 	return t
@@ -64,15 +65,21 @@ func (s *tableStore) Check(_ context.Context, room string, set capacity.Settings
 	return t.Status(v), nil
 }
 
-func (s *tableStore) Touch(_ context.Context, room string, vs []string, challenged uint64) (int, error) {
+func (s *tableStore) Touch(_ context.Context, room string, b protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touches++
 	t := s.tables[room]
-	t.Touch(vs, s.clock())
-	s.pow.Arrived(challenged)
+	if b.Settings.Validate() == nil {
+		t = s.table(room, b.Settings)
+	}
+	if t == nil {
+		return protocol.CapacityTouchAnswer{}, nil
+	}
+	t.Touch(b.Visitors, s.clock())
+	s.pow.Arrived(b.Challenged)
 	s.decidePow(t)
-	return t.PowBits(), nil
+	return protocol.CapacityTouchAnswer{Pow: t.PowBits(), Settings: t.Settings, Version: t.Runtime.Version}, nil
 }
 
 // decidePow applies the automatic proof of work's change, as the grain

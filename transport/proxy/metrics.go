@@ -32,6 +32,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- unavailableDesc
 	ch <- waitingCachedDesc
 	ch <- waitingRefusalsDesc
+	describeRooms(ch)
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -51,4 +52,5 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(unavailableDesc, prometheus.GaugeValue, float64(unavailable))
 	ch <- prometheus.MustNewConstMetric(waitingCachedDesc, prometheus.CounterValue, float64(cached))
 	ch <- prometheus.MustNewConstMetric(waitingRefusalsDesc, prometheus.CounterValue, float64(waitRefused))
+	c.collectRooms(ch)
 }

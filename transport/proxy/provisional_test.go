@@ -212,8 +212,14 @@ func refusals(t *testing.T, h *Handler) float64 {
 // would.
 func metric(t *testing.T, h *Handler, name string) float64 {
 	t.Helper()
+	return gather(t, h.Collector(), name)
+}
+
+// gather reads collector c's metric name (its first series).
+func gather(t *testing.T, c prometheus.Collector, name string) float64 {
+	t.Helper()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(h.Collector())
+	reg.MustRegister(c)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatalf("gather: %v", err)

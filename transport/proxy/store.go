@@ -26,11 +26,13 @@ type Store interface {
 	// arrived (Unix nanoseconds): a provisional place becomes real in that
 	// order when it comes back within one refresh interval and a margin.
 	Confirm(ctx context.Context, room string, s capacity.Settings, visitor string, arrived int64) (capacity.Status, error)
-	// Touch renews the slots of visitors seen active (one batch) and
-	// reports the first requests answered with a proof-of-work challenge
-	// since the last batch; it returns the work new arrivals must solve
-	// now, in bits (0: none).
-	Touch(ctx context.Context, room string, visitors []string, challenged uint64) (pow int, err error)
+	// Touch renews the slots of visitors seen active (one batch), reports
+	// the first requests answered with a proof-of-work challenge since the
+	// last batch, this node's figures and the room as its file has it; it
+	// returns what the node enforces now: the work new arrivals must solve
+	// (bits, 0: none) and the settings in force with their runtime
+	// version.
+	Touch(ctx context.Context, room string, t protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error)
 	// Release frees a visitor's slot at once.
 	Release(ctx context.Context, room, visitor string) error
 	// Key returns the room's cookie key (32 bytes), made on first use, or
@@ -74,8 +76,8 @@ func (s ClusterStore) Confirm(ctx context.Context, room string, set capacity.Set
 }
 
 // Touch implements Store.
-func (s ClusterStore) Touch(ctx context.Context, room string, visitors []string, challenged uint64) (int, error) {
-	return s.Client.CapacityTouch(ctx, room, visitors, challenged)
+func (s ClusterStore) Touch(ctx context.Context, room string, t protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error) {
+	return s.Client.CapacityTouch(ctx, room, t)
 }
 
 // Release implements Store.

@@ -8,6 +8,7 @@ import { siteForm } from './form.js';
 import { roomPage, roomState } from './room.js';
 import { instancesPanel } from './instances.js';
 import { loadTestsView, loadTestRunView } from './loadtests.js';
+import { capacityRows, capacityPage } from './capacity.js';
 
 const main = document.getElementById('app');
 let stopView = () => {};
@@ -78,8 +79,9 @@ function roomsView() {
       const r = await call('GET', '/sites');
       const sites = r.sites || [];
       const infos = await Promise.all(sites.map((s) => info(s.slug).catch(() => null)));
+      const capacity = isKey() ? [] : await capacityRows();
       err.textContent = '';
-      if (sites.length === 0) clear(body, h('tr', {}, h('td', { colspan: 5, class: 'empty' }, t('noRooms'))));
+      if (sites.length + capacity.length === 0) clear(body, h('tr', {}, h('td', { colspan: 5, class: 'empty' }, t('noRooms'))));
       else {
         clear(body, sites.map((s, k) => {
           const st = roomState(s, infos[k]);
@@ -89,7 +91,7 @@ function roomsView() {
             h('td', {}, h('span', { class: 'pill state', 'data-state': st }, t(`st_${st}`))),
             h('td', { class: 'num', 'data-col': 'waiting' }, infos[k] ? num(infos[k].waiting) : t('none')),
             h('td', { class: 'num' }, num(s.ratePerMinute, 1)));
-        }));
+        }), capacity);
       }
     } catch (e) {
       err.textContent = t('error', { msg: e.message });
@@ -129,6 +131,10 @@ async function route() {
     const stop = await roomPage(main, parts[1], parts[2] || 'live', once);
     if (location.hash !== hash) stop();
     else stopView = stop;
+    return;
+  }
+  if (parts[0] === 'capacity' && parts[1] && !isKey()) {
+    stopView = capacityPage(main, parts[1]);
     return;
   }
   if (parts[0] === 'loadtests' && !isKey()) {

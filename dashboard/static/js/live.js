@@ -15,10 +15,12 @@ const FATAL = { 4401: 'bad token', 4403: 'forbidden', 4404: 'unknown room' };
 // LiveSocket connects to a room's live socket and keeps it connected:
 // after a close it retries with a growing pause (0.5 s … 5 s), except when
 // the server refused the session (4401, 4403, 4404). The token travels in
-// the first message, never in the URL.
+// the first message, never in the URL. type is the frames it takes
+// ("stats" for a rate room, "capacity" for a capacity room).
 export class LiveSocket {
-  constructor(id, { onFrame, onStatus, onFatal }) {
+  constructor(id, { onFrame, onStatus, onFatal, type = 'stats' }) {
     this.id = id;
+    this.type = type;
     this.onFrame = onFrame;
     this.onStatus = onStatus;
     this.onFatal = onFatal;
@@ -51,7 +53,7 @@ export class LiveSocket {
       } catch {
         return;
       }
-      if (f.type !== 'stats') return;
+      if (f.type !== this.type) return;
       this.failures = 0;
       this.onStatus('live');
       this.onFrame(f, this.fresh);

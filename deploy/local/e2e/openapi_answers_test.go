@@ -45,6 +45,7 @@ func driveAnswers(c *docClient) {
 	c.call(200, "PATCH", sites+"/"+id, admin, site)
 	c.call(422, "PATCH", sites+"/"+id, admin, map[string]any{"name": "Spring sale", "ratePerMinute": 0})
 	driveEvents(c, sites)
+	driveCapacity(c)
 
 	// Empty lists are lists.
 	c.call(200, "GET", sites+"/"+id+"/keys", admin, nil)

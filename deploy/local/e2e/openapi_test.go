@@ -22,7 +22,7 @@ const docAdminToken = "openapi-test-admin-token"
 // the document's operations are the same set is TestOpenAPIRoutes, at the
 // root, which reads the router in its process.)
 func TestOpenAPI(t *testing.T) {
-	base := startDocServer(t)
+	base := startDocServer(t, capacityProxyFlags(t)...)
 	c := &docClient{t: t, base: base}
 	st, h, body := c.raw("GET", "/api/openapi.json", "", nil)
 	if st != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "application/json") || !bytes.Equal(body, api.OpenAPI) {

@@ -201,14 +201,16 @@ export class Queue {
 }
 
 // startQueue starts a queue server (see AQ_E2E_TARGET) on a free port and
-// waits until GET /queue/healthz answers 200.
-export async function startQueue() {
+// waits until GET /queue/healthz answers 200; extra flags are added to
+// serve's (say --proxy-config, to run the capacity proxy in the same
+// process).
+export async function startQueue(extra = []) {
   const adminToken = crypto.randomBytes(24).toString('hex');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
   const bin = await buildServer();
-  const procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken, '--ops-addr', '127.0.0.1:0'])];
+  const procs = [new Proc('aditus-queue', bin, ['serve', '--addr', `127.0.0.1:${port}`, '--public-url', base, '--data-dir', dataDir, '--admin-token', adminToken, '--ops-addr', '127.0.0.1:0', ...extra])];
   try {
     await waitHealthy(`${base}/queue/healthz`, procs);
   } catch (err) {
