@@ -12,14 +12,12 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/bench/load"
 	"github.com/aditus-queue/aditus-queue/dashboard"
@@ -61,7 +59,10 @@ type serveConfig struct {
 	ProxyConfig, ProxyAddr string
 	// ProxyUpstreamClient is the proxy's path to its upstreams (fast or
 	// std); ProxyUpstreamTimeout bounds an upstream's silence.
-	ProxyUpstreamClient  string
+	ProxyUpstreamClient string
+	// ProxyVisitorServer is the server the proxy faces visitors with
+	// (fast or std).
+	ProxyVisitorServer   string
 	ProxyUpstreamTimeout time.Duration
 	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
 	// believed (comma-separated; empty: none, the peer is the client).
@@ -81,72 +82,15 @@ type serveConfig struct {
 // every room, and failed guesses are only slowed, not stopped.
 const minAdminToken = 24
 
-// parseServeFlags reads flags; each has an environment twin (AQ_ + the
-// flag in upper snake case), and flags win.
+// parseServeFlags reads flags (serveFlagRows); each has an environment
+// twin (AQ_ + the flag in upper snake case), and flags win.
 func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, error) {
 	c := &serveConfig{}
+	var raw rawServeFlags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	// A bad flag is one clear line (printed by main); --help prints all.
 	fs.SetOutput(io.Discard)
-	str := func(p *string, name, def, usage string) {
-		if v := getenv(envName(name)); v != "" {
-			def = v
-		}
-		fs.StringVar(p, name, def, usage+" (env "+envName(name)+")")
-	}
-	// An environment twin that is not a whole number stops the start, as a
-	// bad flag does: a typo must not leave the default silently in force.
-	var envErr error
-	num := func(p *int, name string, def int, usage string) {
-		if v := getenv(envName(name)); v != "" {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil && envErr == nil {
-				envErr = fmt.Errorf("%s=%q is not a whole number (see aditus-queue serve --help)", envName(name), v)
-			}
-			if err == nil {
-				def = n
-			}
-		}
-		fs.IntVar(p, name, def, usage+" (env "+envName(name)+")")
-	}
-	str(&c.Addr, "addr", ":8080", "HTTP listen address")
-	str(&c.PublicURL, "public-url", "", "base of the links the server hands out, as visitors reach it (default: none; redirects are then relative, embed.js and the console use their own origin)")
-	str(&c.DataDir, "data-dir", "./data", "embedded log and master key")
-	str(&c.Log, "log", "file", "event log: file (embedded, one node) or kafka")
-	str(&c.KafkaBrokers, "kafka-brokers", "", "comma-separated host:port of the Kafka brokers")
-	num(&c.KafkaPartitions, "kafka-partitions", 8, "partitions of the events topic when it is created")
-	num(&c.KafkaReplication, "kafka-replication", 1, "replication factor of the topics when they are created")
-	str(&c.KafkaEventsTopic, "kafka-events-topic", "aditus-queue.events", "Kafka topic of the rooms' events; every member of a cluster needs the same")
-	str(&c.KafkaSnapshotsTopic, "kafka-snapshots-topic", "aditus-queue.snapshots", "compacted Kafka topic of the rooms' snapshots")
-	str(&c.AdminToken, "admin-token", "", "the operator's bearer token (default: generated and printed once on first start)")
-	str(&c.Roles, "roles", "front,actor", "roles of this node: front, actor or both")
-	str(&c.MasterKey, "master-key", "", "64 hex chars or base64 master key sealing secrets (default: <data-dir>/master.key); every node of a cluster needs the same")
-	str(&c.LogFormat, "log-format", "text", "log format: text or json")
-	str(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	str(&c.OpsAddr, "ops-addr", "127.0.0.1:9090", "operations listener: /metrics, /queue/healthz, and net/http/pprof when on loopback")
-	str(&c.ClusterHost, "cluster-host", "127.0.0.1", "address the cluster endpoint binds")
-	num(&c.ClusterPort, "cluster-port", 0, "port of the cluster endpoint (0: any free port)")
-	str(&c.ClusterAdvertise, "cluster-advertise", "", "address other members dial (default: cluster-host)")
-	str(&c.ClusterHealth, "cluster-health", "", "host:port of this member's cluster health endpoint (default: cluster-host, any port)")
-	str(&c.Peers, "peers", "", "comma-separated cluster health addresses of every member (default: this node alone)")
-	num(&c.LoadTestMaxRate, "loadtest-max-rate", 5000, "most requests per second a load test may send")
-	num(&c.LoadTestMaxSeconds, "loadtest-max-seconds", 600, "longest a load test may last, in seconds")
-	num(&c.MaxPageSockets, "max-page-sockets", ws.DefaultPerNode, "most waiting-page WebSockets this node holds; beyond it pages poll (each socket is an open file)")
-	num(&c.RoomWriteQueue, "room-write-queue", grain.DefaultWriteQueue, "most bypass-code redemptions and changes a room queues for its log; beyond it they are answered 503 busy")
-	allowPrivate := getenv(envName("allow-private-health-urls"))
-	fs.BoolVar(&c.AllowPrivateHealthURLs, "allow-private-health-urls", allowPrivate == "1" || strings.EqualFold(allowPrivate, "true"),
-		"let autoRate health URLs reach loopback, private and link-local addresses (env "+envName("allow-private-health-urls")+")")
-	str(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)")
-	str(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config")
-	str(&c.ProxyUpstreamClient, "proxy-upstream-client", "fast", "how the reverse proxy reaches upstreams: fast (pooled connections, fasthttp's client) or std (net/http/httputil)")
-	var upstreamTimeout string
-	str(&upstreamTimeout, "proxy-upstream-timeout", "60s", "the reverse proxy's bound on connecting to an upstream, awaiting its answer and its silence within a body (504 beyond)")
-	str(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)")
-	str(&c.BeaconURL, "beacon-url", "", "drand HTTP endpoint of one chain (e.g. https://api.drand.sh/<chain hash>): committed draws mix in its round due after the pre-queue closes (default: none)")
-	num(&c.BeaconWaitSeconds, "beacon-wait", 30, "seconds a draw waits for its beacon round past the round's time before it is made with the key alone")
-	var minFree, retention string
-	str(&minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused")
-	str(&retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation")
+	envErr := defineEnvFlags(fs, getenv, serveFlagRows(c, &raw))
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -162,62 +106,82 @@ func parseServeFlags(args []string, getenv func(string) string) (*serveConfig, e
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if err := c.parseRaw(raw); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// check validates the flags that need no parsing of their own.
+func (c *serveConfig) check() error {
 	switch c.Log {
 	case "file":
 	case "kafka":
 		if c.KafkaBrokers == "" {
-			return nil, errors.New("--log kafka needs --kafka-brokers")
+			return errors.New("--log kafka needs --kafka-brokers")
 		}
 	default:
-		return nil, fmt.Errorf("--log must be file or kafka, not %q", c.Log)
+		return fmt.Errorf("--log must be file or kafka, not %q", c.Log)
 	}
 	for _, r := range strings.Split(c.Roles, ",") {
 		if r = strings.TrimSpace(r); r != "front" && r != "actor" {
-			return nil, fmt.Errorf("--roles: unknown role %q (front, actor)", r)
+			return fmt.Errorf("--roles: unknown role %q (front, actor)", r)
 		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return nil, fmt.Errorf("--log-format must be text or json")
+		return fmt.Errorf("--log-format must be text or json")
 	}
 	if c.LoadTestMaxRate < 1 || c.LoadTestMaxRate > load.MaxRate {
-		return nil, fmt.Errorf("--loadtest-max-rate must be 1–%d", load.MaxRate)
+		return fmt.Errorf("--loadtest-max-rate must be 1–%d", load.MaxRate)
 	}
 	if c.BeaconWaitSeconds < 1 || c.BeaconWaitSeconds > 600 {
-		return nil, errors.New("--beacon-wait must be 1–600 seconds")
+		return errors.New("--beacon-wait must be 1–600 seconds")
 	}
 	if c.LoadTestMaxSeconds < 1 || c.LoadTestMaxSeconds > int(load.MaxDuration/time.Second) {
-		return nil, fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
+		return fmt.Errorf("--loadtest-max-seconds must be 1–%d", int(load.MaxDuration/time.Second))
 	}
 	if c.MaxPageSockets < 1 {
-		return nil, fmt.Errorf("--max-page-sockets must be at least 1, not %d", c.MaxPageSockets)
+		return fmt.Errorf("--max-page-sockets must be at least 1, not %d", c.MaxPageSockets)
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < minAdminToken {
-		return nil, fmt.Errorf("--admin-token (or AQ_ADMIN_TOKEN) is %d characters; it must be at least %d (or leave it unset: a token is generated and printed once)",
+		return fmt.Errorf("--admin-token (or AQ_ADMIN_TOKEN) is %d characters; it must be at least %d (or leave it unset: a token is generated and printed once)",
 			len(c.AdminToken), minAdminToken)
 	}
 	if _, err := c.trusted(); err != nil {
-		return nil, err
+		return err
 	}
+	return nil
+}
+
+// parseRaw parses the flags held as text (sizes, durations) and checks
+// the ones whose check is another package's.
+func (c *serveConfig) parseRaw(raw rawServeFlags) error {
 	var err error
-	if c.MinFreeDisk, err = parseBytes(minFree); err != nil {
-		return nil, fmt.Errorf("--min-free-disk: %w", err)
+	if c.MinFreeDisk, err = parseBytes(raw.minFree); err != nil {
+		return fmt.Errorf("--min-free-disk: %w", err)
 	}
-	if c.LogRetention, err = parseDays(retention); err != nil || c.LogRetention < time.Minute {
-		return nil, fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", retention)
+	if c.LogRetention, err = parseDays(raw.retention); err != nil || c.LogRetention < time.Minute {
+		return fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", raw.retention)
 	}
 	if _, err := proxy.ParseForwarding(c.ProxyUpstreamClient); err != nil {
-		return nil, fmt.Errorf("--proxy-upstream-client: %w", err)
+		return fmt.Errorf("--proxy-upstream-client: %w", err)
 	}
-	if c.ProxyUpstreamTimeout, err = time.ParseDuration(upstreamTimeout); err != nil || c.ProxyUpstreamTimeout < time.Millisecond {
-		return nil, fmt.Errorf("--proxy-upstream-timeout: %q is not a duration of a millisecond or more (say 60s)", upstreamTimeout)
+	if _, err := proxy.ParseVisitorServer(c.ProxyVisitorServer); err != nil {
+		return fmt.Errorf("--proxy-visitor-server: %w", err)
+	}
+	if c.ProxyUpstreamTimeout, err = time.ParseDuration(raw.upstreamTimeout); err != nil || c.ProxyUpstreamTimeout < time.Millisecond {
+		return fmt.Errorf("--proxy-upstream-timeout: %q is not a duration of a millisecond or more (say 60s)", raw.upstreamTimeout)
 	}
 	if c.RoomWriteQueue < 1 || c.RoomWriteQueue > maxRoomWriteQueue {
-		return nil, fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
+		return fmt.Errorf("--room-write-queue must be 1–%d", maxRoomWriteQueue)
 	}
 	if c.OpsAddr == "" {
-		return nil, errors.New("--ops-addr is empty: /metrics and the probes need a listener of their own (127.0.0.1:9090 by default)")
+		return errors.New("--ops-addr is empty: /metrics and the probes need a listener of their own (127.0.0.1:9090 by default)")
 	}
-	return c, nil
+	return nil
 }
 
 // trusted parses --trusted-proxies.
@@ -227,10 +191,6 @@ func (c *serveConfig) trusted() ([]netip.Prefix, error) {
 		return nil, fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	return p, nil
-}
-
-func envName(flagName string) string {
-	return "AQ_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 // roles lists this node's roles, as the instances endpoint shows them.
@@ -290,25 +250,10 @@ func serve(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	hub, err := ws.NewHub(n.Views, logger, time.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: c.MaxPageSockets})
+	srv, hub, liveHub, err := visitorSide(b, c, adminHash, auth, clients)
 	if err != nil {
-		return fmt.Errorf("waiting-page sockets: %w", err)
+		return err
 	}
-	b.reg.MustRegister(hub.Collectors()...)
-	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_presence_dropped_total",
-		Help: "Presence reports dropped because their room's sync message was full."}, func() float64 { return float64(n.Views.SeenDropped()) }))
-	console, err := dashboard.New(dashboard.Config{PublicURL: b.publicURL})
-	if err != nil {
-		return fmt.Errorf("console: %w", err)
-	}
-	liveHub := live.New(live.Config{Client: n.Client, Auth: auth, Logger: logger})
-	srv := api.New(api.Config{Node: n.Front, PublicURL: b.publicURL, AdminTokenHash: adminHash,
-		Hash: seal.HashSecret, Logger: logger, Registry: b.reg, Clients: clients, Auth: auth,
-		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
-		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
-		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
-		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
-	hub.AllowLookup = srv.AllowLookup // before serving: one budget of unknown names for the API and the socket
 	reporter := instances.Start(instances.Config{Node: n.Front, Roles: c.roles(), PublicURL: c.PublicURL,
 		Requests: instances.CounterTotal(b.reg, "aditus_queue_http_requests_total"), Logger: logger,
 		Sockets: func() int { return hub.Sockets() + liveHub.Sockets() }})
@@ -330,6 +275,32 @@ func serve(ctx context.Context, c *serveConfig) error {
 		reporter.Stop(ctx)
 	})
 	return failed
+}
+
+// visitorSide builds what the visitor listener serves beside the API: the
+// waiting pages' sockets, the console and its live feed.
+func visitorSide(b *bootstrap, c *serveConfig, adminHash []byte, auth *adminauth.Authenticator, clients *clientaddr.Resolver) (*api.Server, *ws.Hub, *live.Hub, error) {
+	n, logger := b.node, b.logger
+	hub, err := ws.NewHub(n.Views, logger, time.Now, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: c.MaxPageSockets})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("waiting-page sockets: %w", err)
+	}
+	b.reg.MustRegister(hub.Collectors()...)
+	b.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "aditus_queue_presence_dropped_total",
+		Help: "Presence reports dropped because their room's sync message was full."}, func() float64 { return float64(n.Views.SeenDropped()) }))
+	console, err := dashboard.New(dashboard.Config{PublicURL: b.publicURL})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("console: %w", err)
+	}
+	liveHub := live.New(live.Config{Client: n.Client, Auth: auth, Logger: logger})
+	srv := api.New(api.Config{Node: n.Front, PublicURL: b.publicURL, AdminTokenHash: adminHash,
+		Hash: seal.HashSecret, Logger: logger, Registry: b.reg, Clients: clients, Auth: auth,
+		Extra:          []func(*echo.Echo){hub.Register, liveHub.Register, console.Register},
+		AdminRoutes:    []func(*echo.Group, echo.MiddlewareFunc){instances.Register(n.Client)},
+		LoadTestLimits: loadtest.Limits{MaxRatePerSecond: float64(c.LoadTestMaxRate), MaxSeconds: c.LoadTestMaxSeconds},
+		HealthGuard:    b.guard, RoomGuard: b.roomGuard})
+	hub.AllowLookup = srv.AllowLookup // before serving: one budget of unknown names for the API and the socket
+	return srv, hub, liveHub, nil
 }
 
 // listening, when set, is told serve's listeners once they serve (tests

@@ -78,9 +78,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitUsage
 }
 
-// parse parses a command's flags. It returns done with the exit code when
-// the command must not go on (help asked for, or a bad flag).
-func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+// parse parses a command's flags, with synopsis above them in --help. It
+// returns done with the exit code when the command must not go on (help
+// asked for, or a bad flag).
+func parse(fs *flag.FlagSet, synopsis string, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	fs.Usage = usageFunc(fs, synopsis)
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -100,6 +102,15 @@ func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int,
 }
 
 // usageFunc prints a command's synopsis and its flags.
+// failure returns a command's way out after its flags are read: it prints
+// err after the command's name and returns code.
+func failure(stderr io.Writer, command string) func(code int, err error) int {
+	return func(code int, err error) int {
+		fmt.Fprintf(stderr, "aditus-queue bench %s: %v\n", command, err)
+		return code
+	}
+}
+
 func usageFunc(fs *flag.FlagSet, synopsis string) func() {
 	return func() {
 		out := fs.Output()

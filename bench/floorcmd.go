@@ -71,6 +71,43 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	stderr = &syncWriter{w: stderr}
 	var f floorFlags
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
+	f.define(fs)
+	if code, done := parse(fs, floorSynopsis, args, stdout, stderr); done {
+		return code
+	}
+	fail := failure(stderr, "floor")
+	base, cfg, err := f.config()
+	if err != nil {
+		return fail(ExitUsage, err)
+	}
+	cfg.Stderr = stderr
+	if !f.inProcess {
+		exe, err := os.Executable()
+		if err != nil {
+			return fail(ExitFailed, fmt.Errorf("find this program to start the floor process: %w (or use --in-process)", err))
+		}
+		child, err := floor.StartProcess(ctx, exe, []string{"bench", "floor-server"}, childEnv, stderr)
+		if err != nil {
+			return fail(ExitFailed, err)
+		}
+		defer child.Close()
+		cfg.Floor = child.URL()
+	}
+	printer := load.NewPrinter(stdout)
+	showProgress(&cfg, printer, stdout)
+	res, err := floor.Compare(ctx, f.url, cfg)
+	printer.Done()
+	if err != nil {
+		return fail(ExitFailed, err)
+	}
+	if err := f.report(stdout, res, base, cfg.Floor); err != nil {
+		return fail(ExitFailed, err)
+	}
+	return ExitOK
+}
+
+// define registers the floor command's flags, one a row.
+func (f *floorFlags) define(fs *flag.FlagSet) {
 	f.register(fs, defaultFloorDuration)
 	fs.StringVar(&f.profiles, "profiles", "status,ws", "what to compare: status, join, ws, comma-separated (join draws a durable number per request on the real side; the floor answers the same bytes)")
 	fs.Float64Var(&f.rate, "rate", 0, "status: open loop at this many requests per second instead of the closed loop")
@@ -86,91 +123,85 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.historyDir, "history", history.DefaultDir, "directory of result files; empty to record nothing")
 	fs.StringVar(&f.label, "label", "", "what else distinguishes the run, recorded with it")
 	fs.StringVar(&f.buildVersion, "build-version", Version, "version string recorded with the result")
-	fs.Usage = usageFunc(fs, floorSynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
-		return code
-	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "aditus-queue bench floor: %v\n", err)
-		return code
-	}
+}
+
+// config checks every flag before any traffic and returns the checked base
+// URL and the comparison's configuration.
+func (f *floorFlags) config() (*url.URL, floor.Config, error) {
 	base, token, err := f.check()
 	if err != nil {
-		return fail(ExitUsage, err)
+		return nil, floor.Config{}, err
 	}
 	if f.rate == 0 && f.connections == 0 {
 		f.connections = defaultFloorConnections
 	}
 	cfg := floor.Config{AdminToken: token, AllowHosts: f.allowHosts, RoomRate: f.roomRate, Timeout: f.timeout,
-		Rounds: f.rounds, PprofURL: f.pprofURL, OpsURL: f.opsURL, Stderr: stderr}
+		Rounds: f.rounds, PprofURL: f.pprofURL, OpsURL: f.opsURL}
 	if f.rounds < 1 || f.rounds > 100 {
-		return fail(ExitUsage, fmt.Errorf("--rounds %d: want 1 to 100", f.rounds))
+		return nil, cfg, fmt.Errorf("--rounds %d: want 1 to 100", f.rounds)
 	}
 	switch f.client {
 	case "bench":
 	case "wrk":
 		if f.rate > 0 {
-			return fail(ExitUsage, fmt.Errorf("--client wrk: wrk runs a closed loop; drop --rate"))
+			return nil, cfg, fmt.Errorf("--client wrk: wrk runs a closed loop; drop --rate")
 		}
 		w, err := floor.FindWrk()
 		if err != nil {
-			return fail(ExitUsage, fmt.Errorf("--client wrk: %w", err))
+			return nil, cfg, fmt.Errorf("--client wrk: %w", err)
 		}
 		cfg.Wrk = &w
 	default:
-		return fail(ExitUsage, fmt.Errorf("--client %q: want bench or wrk", f.client))
+		return nil, cfg, fmt.Errorf("--client %q: want bench or wrk", f.client)
 	}
 	if f.pprofURL != "" {
 		if _, err := target.Check(f.pprofURL, f.allowHosts); err != nil {
-			return fail(ExitUsage, fmt.Errorf("--pprof-url: %w", err))
+			return nil, cfg, fmt.Errorf("--pprof-url: %w", err)
 		}
 	}
 	if _, err := target.Check(f.opsURL, f.allowHosts); err != nil {
-		return fail(ExitUsage, fmt.Errorf("--ops-url: %w", err))
+		return nil, cfg, fmt.Errorf("--ops-url: %w", err)
 	}
 	for _, p := range strings.Split(f.profiles, ",") {
-		switch strings.TrimSpace(p) {
-		case "status", "join":
-			lc := load.Config{
-				Profile: load.Profile(strings.TrimSpace(p)), Rate: f.rate, Connections: f.connections, Duration: f.duration,
-				MaxRequests: f.maxRequests, MaxInFlight: f.maxInFlight,
-			}
-			if err := lc.Validate(); err != nil {
-				return fail(ExitUsage, err)
-			}
-			if lc.Profile == load.ProfileJoin {
-				cfg.Join = lc
-			} else {
-				cfg.Status = lc
-			}
-		case "ws":
-			cfg.Push = load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: load.MaxDuration, Wait: f.timeout, Gap: f.gap}
-			if err := cfg.Push.Validate(); err != nil {
-				return fail(ExitUsage, err)
-			}
-			// Both sides' sockets are open at once in this process.
-			if err := load.CheckFileLimit(2 * f.sockets); err != nil {
-				return fail(ExitUsage, err)
-			}
-		default:
-			return fail(ExitUsage, fmt.Errorf("--profiles: unknown profile %q; want status, join and/or ws", p))
+		if err := f.addProfile(&cfg, strings.TrimSpace(p)); err != nil {
+			return nil, cfg, err
 		}
 	}
+	return base, cfg, nil
+}
 
-	if !f.inProcess {
-		exe, err := os.Executable()
-		if err != nil {
-			return fail(ExitFailed, fmt.Errorf("find this program to start the floor process: %w (or use --in-process)", err))
+// addProfile checks one profile of --profiles and sets its load in cfg.
+func (f *floorFlags) addProfile(cfg *floor.Config, p string) error {
+	switch p {
+	case "status", "join":
+		lc := load.Config{
+			Profile: load.Profile(p), Rate: f.rate, Connections: f.connections, Duration: f.duration,
+			MaxRequests: f.maxRequests, MaxInFlight: f.maxInFlight,
 		}
-		child, err := floor.StartProcess(ctx, exe, []string{"bench", "floor-server"}, childEnv, stderr)
-		if err != nil {
-			return fail(ExitFailed, err)
+		if err := lc.Validate(); err != nil {
+			return err
 		}
-		defer child.Close()
-		cfg.Floor = child.URL()
+		if lc.Profile == load.ProfileJoin {
+			cfg.Join = lc
+		} else {
+			cfg.Status = lc
+		}
+	case "ws":
+		cfg.Push = load.PushConfig{Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate, Duration: load.MaxDuration, Wait: f.timeout, Gap: f.gap}
+		if err := cfg.Push.Validate(); err != nil {
+			return err
+		}
+		// Both sides' sockets are open at once in this process.
+		return load.CheckFileLimit(2 * f.sockets)
+	default:
+		return fmt.Errorf("--profiles: unknown profile %q; want status, join and/or ws", p)
 	}
+	return nil
+}
 
-	printer := load.NewPrinter(stdout)
+// showProgress has the comparison print each side's start, seconds and
+// rounds as they come.
+func showProgress(cfg *floor.Config, printer *load.Printer, stdout io.Writer) {
 	cfg.OnStart = func(side floor.Side, p load.Profile) {
 		printer.Done()
 		fmt.Fprintf(stdout, "%s on the %s:\n", p, side)
@@ -181,11 +212,11 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "%-5s ", side)
 		printer.Round(r)
 	}
-	res, err := floor.Compare(ctx, f.url, cfg)
-	printer.Done()
-	if err != nil {
-		return fail(ExitFailed, err)
-	}
+}
+
+// report prints each compared profile's summaries and ratios and records
+// it in the history (unless --history is empty).
+func (f *floorFlags) report(stdout io.Writer, res floor.Result, base, floorURL *url.URL) error {
 	var dir history.Dir
 	if f.historyDir != "" {
 		dir = history.Dir(f.historyDir)
@@ -198,14 +229,14 @@ func floorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		load.Summary(stdout, p.Real)
 		printRatio(stdout, p)
 		if dir != "" {
-			path, err := dir.Save(f.record(p, base, cfg.Floor))
+			path, err := dir.Save(f.record(p, base, floorURL))
 			if err != nil {
-				return fail(ExitFailed, err)
+				return err
 			}
 			fmt.Fprintf(stdout, "result saved to %s\n", path)
 		}
 	}
-	return ExitOK
+	return nil
 }
 
 func printRatio(w io.Writer, p floor.Pair) {
@@ -223,23 +254,16 @@ func printRatio(w io.Writer, p floor.Pair) {
 		p.Profile, p.ThroughputRatio(), p.Real.Achieved(), p.Floor.Achieved(), p.LatencyRatio(0.5), p.LatencyRatio(0.99), max(len(p.Rounds), 1))
 	for i, r := range p.Rounds {
 		fmt.Fprintf(w, "  round %d: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s\n", i+1, r.Real.Achieved(), r.Floor.Achieved(),
-			floorRatio(r.Real.Achieved(), r.Floor.Achieved()), load.FormatDuration(r.Real.Latency.Quantile(0.99)), load.FormatDuration(r.Floor.Latency.Quantile(0.99)))
+			floor.Ratio(r.Real.Achieved(), r.Floor.Achieved()), load.FormatDuration(r.Real.Latency.Quantile(0.99)), load.FormatDuration(r.Floor.Latency.Quantile(0.99)))
 		if r.WrkFloor != nil && r.WrkReal != nil {
 			fmt.Fprintf(w, "  round %d, wrk: real %.1f/s, floor %.1f/s, throughput %.2f×, p99 %s vs %s, errors %d vs %d\n", i+1, r.WrkReal.Rate, r.WrkFloor.Rate,
-				floorRatio(r.WrkReal.Rate, r.WrkFloor.Rate), load.FormatDuration(r.WrkReal.P99), load.FormatDuration(r.WrkFloor.P99), r.WrkReal.Errors, r.WrkFloor.Errors)
+				floor.Ratio(r.WrkReal.Rate, r.WrkFloor.Rate), load.FormatDuration(r.WrkReal.P99), load.FormatDuration(r.WrkFloor.P99), r.WrkReal.Errors, r.WrkFloor.Errors)
 		}
 	}
 	if p.HasWrk() {
 		fmt.Fprintf(w, "ratio real/floor, %s, wrk: throughput %.2f×, p99 %.2f×\n", p.Profile, p.WrkThroughputRatio(), p.WrkP99Ratio())
 		fmt.Fprintf(w, "load client / wrk, %s: floor %.2f×, real %.2f× (median of the rounds' rates)\n", p.Profile, p.ClientRatio(floor.SideFloor), p.ClientRatio(floor.SideReal))
 	}
-}
-
-func floorRatio(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
 }
 
 // record turns one compared profile into its history record: the real
@@ -328,8 +352,7 @@ func floorServerCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	fs := flag.NewFlagSet("floor-server", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	lifetime := fs.Duration("lifetime", 2*load.MaxDuration, "end after this long even if standard input stays open")
-	fs.Usage = usageFunc(fs, floorServerSynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
+	if code, done := parse(fs, floorServerSynopsis, args, stdout, stderr); done {
 		return code
 	}
 	if err := floor.ServeChild(ctx, *addr, os.Stdin, stdout, *lifetime); err != nil {

@@ -72,8 +72,7 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	dir := fs.String("history", history.DefaultDir, "directory of result files")
 	out := fs.String("out", DefaultResultsFile, `file to write, "-" for standard output`)
-	fs.Usage = usageFunc(fs, reportSynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
+	if code, done := parse(fs, reportSynopsis, args, stdout, stderr); done {
 		return code
 	}
 	if err := Report(*dir, *out, stdout, time.Now()); err != nil {

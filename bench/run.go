@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -66,32 +67,11 @@ const defaultRate = 50
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	f.register(fs, load.DefaultDuration)
-	fs.StringVar(&f.profile, "profile", "", "what to send: join, status, mix or ws (required)")
-	fs.Float64Var(&f.rate, "rate", 0, fmt.Sprintf("open loop: requests per second (default %d when --connections is not set)", defaultRate))
-	fs.IntVar(&f.connections, "connections", 0, "closed loop: connections, each sending as soon as the previous answer came; with --rate: the open loop runs over this many connections, opened first (as wrk2 does)")
-	fs.IntVar(&f.sockets, "sockets", load.DefaultSockets, "ws: WebSockets to open")
-	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time")
-	fs.DurationVar(&f.gap, "gap", load.DefaultGap, "ws: pause before each change, so each finds the room quiet")
-	fs.StringVar(&f.mix, "mix", load.DefaultMix.String(), "mix: joins:status polls, repeated in this order")
-	fs.StringVar(&f.historyDir, "history", history.DefaultDir, "directory of result files; empty to record nothing")
-	fs.BoolVar(&f.compare, "compare", false, "compare with the previous comparable runs in --history; exit 3 when clearly worse")
-	fs.IntVar(&f.compareLast, "compare-last", history.DefaultThresholds.Last, "compare with at most this many of the most recent comparable runs")
-	fs.Float64Var(&f.p99Factor, "p99-factor", history.DefaultThresholds.P99Factor, "worse when p99 exceeds this multiple of the previous runs' median p99")
-	fs.Float64Var(&f.rateFactor, "rate-factor", history.DefaultThresholds.RateFactor, "worse when the achieved rate is below this share of the previous runs' median")
-	fs.Float64Var(&f.errorRateDelta, "error-rate-delta", history.DefaultThresholds.ErrorRateDelta, "worse when the error rate exceeds the previous runs' median by more than this share (0.01 = 1 point)")
-	fs.StringVar(&f.buildVersion, "build-version", Version, "version string recorded with the result")
-	fs.StringVar(&f.label, "label", "", `what else distinguishes the run, recorded and shown in the results table (e.g. "embedded log", "kafka")`)
-	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --ops-addr as a URL (http://127.0.0.1:9090; profiles are served there on loopback), to force a GC before each memory reading")
-	fs.StringVar(&f.opsURL, "ops-url", defaultOpsURL, "ws: the server's --ops-addr as a URL, where its /metrics are read for the memory per socket")
-	fs.Usage = usageFunc(fs, runSynopsis)
-	if code, done := parse(fs, args, stdout, stderr); done {
+	f.define(fs)
+	if code, done := parse(fs, runSynopsis, args, stdout, stderr); done {
 		return code
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "aditus-queue bench run: %v\n", err)
-		return code
-	}
+	fail := failure(stderr, "run")
 
 	profile, base, token, err := f.check()
 	if err != nil {
@@ -104,30 +84,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	var res load.Result
 	err = withRoom(ctx, admin, f.roomRate, stderr, func(room *target.Room) error {
-		t := load.NewTarget(client, base, room.Slug)
-		defer t.Close()
-		fmt.Fprintf(stdout, "load test %s against %s/queue/%s (test room, deleted afterwards)\n", describeLoad(profile, &f), base, room.Slug)
-		printer := load.NewPrinter(stdout)
-		defer printer.Done()
-		var err error
-		if profile == load.ProfileWS {
-			var tickets []string
-			if tickets, err = t.JoinMany(ctx, f.sockets); err != nil {
-				return fmt.Errorf("draw tickets for the sockets: %w", err)
-			}
-			mem := load.MetricsMemory{Client: client, MetricsURL: strings.TrimSuffix(f.opsURL, "/") + "/metrics", PprofURL: f.pprofURL}
-			var reader load.MemoryReader = mem
-			if _, _, err := mem.Memory(ctx, false); err != nil {
-				fmt.Fprintf(stderr, "warning: no memory per socket: %v\n", err)
-				reader = nil
-			}
-			res, err = load.Push(ctx, t, tickets, room, load.PushConfig{
-				Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate,
-				Duration: f.duration, Wait: f.timeout, OnRound: printer.Round, Memory: reader, Gap: f.gap,
-			})
-			return err
-		}
-		res, err = load.Run(ctx, t, f.loadConfig(profile, printer.Second))
+		res, err = f.drive(ctx, client, base, room, profile, stdout, stderr)
 		return err
 	})
 	if res.Latency != nil {
@@ -151,9 +108,65 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !f.compare {
 		return ExitOK
 	}
+	return f.compareWith(dir, rec, stdout, stderr)
+}
+
+// define registers the run command's flags, one a row.
+func (f *runFlags) define(fs *flag.FlagSet) {
+	f.register(fs, load.DefaultDuration)
+	fs.StringVar(&f.profile, "profile", "", "what to send: join, status, mix or ws (required)")
+	fs.Float64Var(&f.rate, "rate", 0, fmt.Sprintf("open loop: requests per second (default %d when --connections is not set)", defaultRate))
+	fs.IntVar(&f.connections, "connections", 0, "closed loop: connections, each sending as soon as the previous answer came; with --rate: the open loop runs over this many connections, opened first (as wrk2 does)")
+	fs.IntVar(&f.sockets, "sockets", load.DefaultSockets, "ws: WebSockets to open")
+	fs.IntVar(&f.changes, "changes", load.DefaultChanges, "ws: rate changes to time")
+	fs.DurationVar(&f.gap, "gap", load.DefaultGap, "ws: pause before each change, so each finds the room quiet")
+	fs.StringVar(&f.mix, "mix", load.DefaultMix.String(), "mix: joins:status polls, repeated in this order")
+	fs.StringVar(&f.historyDir, "history", history.DefaultDir, "directory of result files; empty to record nothing")
+	fs.BoolVar(&f.compare, "compare", false, "compare with the previous comparable runs in --history; exit 3 when clearly worse")
+	fs.IntVar(&f.compareLast, "compare-last", history.DefaultThresholds.Last, "compare with at most this many of the most recent comparable runs")
+	fs.Float64Var(&f.p99Factor, "p99-factor", history.DefaultThresholds.P99Factor, "worse when p99 exceeds this multiple of the previous runs' median p99")
+	fs.Float64Var(&f.rateFactor, "rate-factor", history.DefaultThresholds.RateFactor, "worse when the achieved rate is below this share of the previous runs' median")
+	fs.Float64Var(&f.errorRateDelta, "error-rate-delta", history.DefaultThresholds.ErrorRateDelta, "worse when the error rate exceeds the previous runs' median by more than this share (0.01 = 1 point)")
+	fs.StringVar(&f.buildVersion, "build-version", Version, "version string recorded with the result")
+	fs.StringVar(&f.label, "label", "", `what else distinguishes the run, recorded and shown in the results table (e.g. "embedded log", "kafka")`)
+	fs.StringVar(&f.pprofURL, "pprof-url", "", "ws: the server's --ops-addr as a URL (http://127.0.0.1:9090; profiles are served there on loopback), to force a GC before each memory reading")
+	fs.StringVar(&f.opsURL, "ops-url", defaultOpsURL, "ws: the server's --ops-addr as a URL, where its /metrics are read for the memory per socket")
+}
+
+// drive sends the profile's load to the test room and prints its figures
+// as they come.
+func (f *runFlags) drive(ctx context.Context, client *http.Client, base *url.URL, room *target.Room, profile load.Profile, stdout, stderr io.Writer) (load.Result, error) {
+	t := load.NewTarget(client, base, room.Slug)
+	defer t.Close()
+	fmt.Fprintf(stdout, "load test %s against %s/queue/%s (test room, deleted afterwards)\n", describeLoad(profile, f), base, room.Slug)
+	printer := load.NewPrinter(stdout)
+	defer printer.Done()
+	if profile != load.ProfileWS {
+		return load.Run(ctx, t, f.loadConfig(profile, printer.Second))
+	}
+	tickets, err := t.JoinMany(ctx, f.sockets)
+	if err != nil {
+		return load.Result{}, fmt.Errorf("draw tickets for the sockets: %w", err)
+	}
+	mem := load.MetricsMemory{Client: client, MetricsURL: strings.TrimSuffix(f.opsURL, "/") + "/metrics", PprofURL: f.pprofURL}
+	var reader load.MemoryReader = mem
+	if _, _, err := mem.Memory(ctx, false); err != nil {
+		fmt.Fprintf(stderr, "warning: no memory per socket: %v\n", err)
+		reader = nil
+	}
+	return load.Push(ctx, t, tickets, room, load.PushConfig{
+		Sockets: f.sockets, Changes: f.changes, BaseRate: f.roomRate,
+		Duration: f.duration, Wait: f.timeout, OnRound: printer.Round, Memory: reader, Gap: f.gap,
+	})
+}
+
+// compareWith checks the saved run against the previous comparable runs in
+// dir and returns ExitWorse when it is clearly worse.
+func (f *runFlags) compareWith(dir history.Dir, rec history.Record, stdout, stderr io.Writer) int {
 	past, err := dir.Load()
 	if err != nil {
-		return fail(ExitFailed, err)
+		fmt.Fprintf(stderr, "aditus-queue bench run: %v\n", err)
+		return ExitFailed
 	}
 	v := history.Compare(rec, past, history.Thresholds{P99Factor: f.p99Factor, RateFactor: f.rateFactor, ErrorRateDelta: f.errorRateDelta, Last: f.compareLast})
 	switch {

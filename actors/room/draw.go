@@ -42,27 +42,30 @@ type Draw struct {
 func (d *Draw) Contains(n uint64) bool { return n > d.From && n <= d.To }
 
 // Position returns n's place in admission order; n must be in the draw.
-func (d *Draw) Position(n uint64) uint64 {
-	x := n - d.From - 1
-	if d.Version == DrawVersion {
-		if f, err := newFeistelAES(d.Seed, d.To-d.From); err == nil {
-			x = f.permute(x)
-		}
-		return d.From + 1 + x
-	}
-	return d.From + 1 + permute(d.Key, d.To-d.From, x)
-}
+func (d *Draw) Position(n uint64) uint64 { return d.From + 1 + d.shuffle(n-d.From-1, true) }
 
 // Number is the inverse of Position: the number admitted at position p.
-func (d *Draw) Number(p uint64) uint64 {
-	y := p - d.From - 1
-	if d.Version == DrawVersion {
-		if f, err := newFeistelAES(d.Seed, d.To-d.From); err == nil {
-			y = f.unpermute(y)
+func (d *Draw) Number(p uint64) uint64 { return d.From + 1 + d.shuffle(p-d.From-1, false) }
+
+// shuffle maps an offset into the draw through the draw's permutation
+// (forward: number to position) or back (position to number), with the
+// cipher of the draw's version.
+func (d *Draw) shuffle(x uint64, forward bool) uint64 {
+	size := d.To - d.From
+	if d.Version != DrawVersion {
+		if forward {
+			return permute(d.Key, size, x)
 		}
-		return d.From + 1 + y
+		return unpermute(d.Key, size, x)
 	}
-	return d.From + 1 + unpermute(d.Key, d.To-d.From, y)
+	f, err := newFeistelAES(d.Seed, size)
+	switch {
+	case err != nil:
+		return x
+	case forward:
+		return f.permute(x)
+	}
+	return f.unpermute(x)
 }
 
 // The older draw: six rounds of SplitMix64 under round keys expanded from

@@ -7,12 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/bench/histogram"
 	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/bench/median"
 	"github.com/aditus-queue/aditus-queue/bench/target"
 )
 
@@ -89,21 +89,21 @@ type Pair struct {
 // ThroughputRatio reports the real server's achieved rate as a share of the
 // floor's (1 = as fast as the floor): the median of the rounds' ratios.
 func (p Pair) ThroughputRatio() float64 {
-	return p.median(func(f, r load.Result) float64 { return ratio(r.Achieved(), f.Achieved()) })
+	return p.median(func(f, r load.Result) float64 { return Ratio(r.Achieved(), f.Achieved()) })
 }
 
 // LatencyRatio reports the real server's q-quantile latency as a multiple
 // of the floor's: the median of the rounds' ratios.
 func (p Pair) LatencyRatio(q float64) float64 {
 	return p.median(func(f, r load.Result) float64 {
-		return ratio(float64(r.Latency.Quantile(q)), float64(f.Latency.Quantile(q)))
+		return Ratio(float64(r.Latency.Quantile(q)), float64(f.Latency.Quantile(q)))
 	})
 }
 
 // TimeToAllRatio reports, for ws, the real server's median time until
 // every socket had the frame as a multiple of the floor's.
 func (p Pair) TimeToAllRatio() float64 {
-	return ratio(float64(p.Real.MedianTimeToAll()), float64(p.Floor.MedianTimeToAll()))
+	return Ratio(float64(p.Real.MedianTimeToAll()), float64(p.Floor.MedianTimeToAll()))
 }
 
 // MemoryRatio reports, for ws, the real server's memory per socket as a
@@ -112,7 +112,7 @@ func (p Pair) MemoryRatio() float64 {
 	if p.Real.Memory == nil || p.Floor.Memory == nil {
 		return 0
 	}
-	return ratio(p.Real.Memory.PerSocket(), p.Floor.Memory.PerSocket())
+	return Ratio(p.Real.Memory.PerSocket(), p.Floor.Memory.PerSocket())
 }
 
 // HasWrk reports whether wrk ran in every round.
@@ -127,12 +127,12 @@ func (p Pair) HasWrk() bool {
 
 // WrkThroughputRatio is ThroughputRatio as wrk measured it.
 func (p Pair) WrkThroughputRatio() float64 {
-	return p.medianRounds(func(r Round) float64 { return ratio(r.WrkReal.Rate, r.WrkFloor.Rate) })
+	return p.medianRounds(func(r Round) float64 { return Ratio(r.WrkReal.Rate, r.WrkFloor.Rate) })
 }
 
 // WrkP99Ratio is LatencyRatio(0.99) as wrk measured it.
 func (p Pair) WrkP99Ratio() float64 {
-	return p.medianRounds(func(r Round) float64 { return ratio(float64(r.WrkReal.P99), float64(r.WrkFloor.P99)) })
+	return p.medianRounds(func(r Round) float64 { return Ratio(float64(r.WrkReal.P99), float64(r.WrkFloor.P99)) })
 }
 
 // ClientRatio reports the load client's rate on side as a share of wrk's
@@ -141,9 +141,9 @@ func (p Pair) WrkP99Ratio() float64 {
 func (p Pair) ClientRatio(side Side) float64 {
 	return p.medianRounds(func(r Round) float64 {
 		if side == SideFloor {
-			return ratio(r.Floor.Achieved(), r.WrkFloor.Rate)
+			return Ratio(r.Floor.Achieved(), r.WrkFloor.Rate)
 		}
-		return ratio(r.Real.Achieved(), r.WrkReal.Rate)
+		return Ratio(r.Real.Achieved(), r.WrkReal.Rate)
 	})
 }
 
@@ -155,22 +155,11 @@ func (p Pair) median(f func(floor, real load.Result) float64) float64 {
 }
 
 func (p Pair) medianRounds(f func(Round) float64) float64 {
-	if len(p.Rounds) == 0 {
-		return 0
-	}
-	vs := make([]float64, len(p.Rounds))
-	for i, r := range p.Rounds {
-		vs[i] = f(r)
-	}
-	slices.Sort(vs)
-	n := len(vs)
-	if n%2 == 1 {
-		return vs[n/2]
-	}
-	return (vs[n/2-1] + vs[n/2]) / 2
+	return median.Of(p.Rounds, f)
 }
 
-func ratio(a, b float64) float64 {
+// Ratio is a / b, or 0 when b is 0 (nothing to compare with).
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
@@ -399,15 +388,7 @@ func comparePush(ctx context.Context, client *http.Client, queue *load.Target, f
 	pc := cfg.Push
 	pc.BaseRate = max(cfg.RoomRate, 1)
 	pc.OnRound = nil
-	var floorMem, realMemReader load.MemoryReader
-	if _, _, err := realMem.Memory(ctx, false); err != nil {
-		fmt.Fprintf(cfg.Stderr, "warning: no memory per socket: %v\n", err)
-	} else {
-		// Collect garbage on the floor only when the real server can be
-		// made to collect as well, so both readings are alike.
-		fl.gc = cfg.PprofURL != ""
-		floorMem, realMemReader = fl, realMem
-	}
+	floorMem, realMemReader := pushMemory(ctx, fl, realMem, cfg)
 
 	type side struct {
 		name    Side
@@ -456,6 +437,20 @@ func comparePush(ctx context.Context, client *http.Client, queue *load.Target, f
 		return p, fmt.Errorf("run interrupted: %w", err)
 	}
 	return p, nil
+}
+
+// pushMemory returns the memory readers of the floor and the real side: both
+// when the real server's memory can be read, neither (with a warning)
+// otherwise, so the two readings are always alike.
+func pushMemory(ctx context.Context, fl *Remote, realMem load.MetricsMemory, cfg Config) (floorMem, realReader load.MemoryReader) {
+	if _, _, err := realMem.Memory(ctx, false); err != nil {
+		fmt.Fprintf(cfg.Stderr, "warning: no memory per socket: %v\n", err)
+		return nil, nil
+	}
+	// Collect garbage on the floor only when the real server can be made
+	// to collect as well, so both readings are alike.
+	fl.gc = cfg.PprofURL != ""
+	return fl, realMem
 }
 
 var (

@@ -24,6 +24,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
 // DefaultStatusBody has the shape and about the size of a status answer of
@@ -118,7 +119,7 @@ func NewServer(addr string) (*Server, error) {
 	}
 	s.SetStatus(nil, "")
 	s.SetJoin(nil)
-	first, err := json.Marshal(Frame{Type: "room", Serving: 1180, Waiting: 54, ServerTime: time.Now().UnixMilli()})
+	first, err := json.Marshal(ws.Frame{Type: "room", Serving: 1180, Waiting: 54, ServerTime: time.Now().UnixMilli()})
 	if err != nil {
 		return nil, err
 	}
@@ -323,28 +324,12 @@ func (s *Server) Broadcast(frame []byte) (int, error) {
 	return sent, nil
 }
 
-// Frame is a room frame of the shape the real server pushes.
-type Frame struct {
-	Type       string  `json:"type"`
-	Queue      string  `json:"queue"`
-	Serving    float64 `json:"serving"`
-	Cap        float64 `json:"cap"`
-	Rate       float64 `json:"rate"`
-	Paused     bool    `json:"paused"`
-	Active     bool    `json:"active"`
-	Waiting    uint64  `json:"waiting"`
-	Issued     uint64  `json:"issued"`
-	OpensAt    *string `json:"opensAt"`
-	Drawn      bool    `json:"drawn"`
-	ServerTime int64   `json:"serverTime"`
-}
-
 // SetRate pushes a room frame carrying ratePerMinute to every socket, as
 // the real server does after a rate change; it makes the floor a
 // load.RateChanger.
 func (s *Server) SetRate(_ context.Context, ratePerMinute int) (time.Time, error) {
 	sentAt := time.Now()
-	frame, err := json.Marshal(Frame{Type: "room", Queue: "bench-floor", Serving: 1180.5, Cap: 1234, Rate: float64(ratePerMinute),
+	frame, err := json.Marshal(ws.Frame{Type: "room", Queue: "bench-floor", Serving: 1180.5, Cap: 1234, Rate: float64(ratePerMinute),
 		Active: true, Waiting: 54, Issued: 1234, ServerTime: sentAt.UnixMilli()})
 	if err != nil {
 		return time.Time{}, err

@@ -3,6 +3,8 @@ package history
 import (
 	"fmt"
 	"slices"
+
+	"github.com/aditus-queue/aditus-queue/bench/median"
 )
 
 // Thresholds say when a run counts as worse than its predecessors.
@@ -55,9 +57,9 @@ func Compare(cur Record, past []Record, th Thresholds) Verdict {
 	if len(prev) == 0 {
 		return v
 	}
-	v.MedianP99Ms = median(prev, func(r Record) float64 { return r.P99Ms })
-	v.MedianRate = median(prev, func(r Record) float64 { return r.AchievedRate })
-	v.MedianErrorRate = median(prev, func(r Record) float64 { return r.ErrorRate })
+	v.MedianP99Ms = median.Of(prev, func(r Record) float64 { return r.P99Ms })
+	v.MedianRate = median.Of(prev, func(r Record) float64 { return r.AchievedRate })
+	v.MedianErrorRate = median.Of(prev, func(r Record) float64 { return r.ErrorRate })
 	if v.MedianP99Ms > 0 && cur.P99Ms > th.P99Factor*v.MedianP99Ms {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("p99 %.3g ms is more than %.3g× the median %.3g ms of the previous %d comparable runs",
 			cur.P99Ms, th.P99Factor, v.MedianP99Ms, len(prev)))
@@ -71,17 +73,4 @@ func Compare(cur Record, past []Record, th Thresholds) Verdict {
 			100*cur.ErrorRate, 100*v.MedianErrorRate, len(prev)))
 	}
 	return v
-}
-
-func median(rs []Record, f func(Record) float64) float64 {
-	vs := make([]float64, len(rs))
-	for i, r := range rs {
-		vs[i] = f(r)
-	}
-	slices.Sort(vs)
-	n := len(vs)
-	if n%2 == 1 {
-		return vs[n/2]
-	}
-	return (vs[n/2-1] + vs[n/2]) / 2
 }

@@ -12,21 +12,15 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 edge=$PWD
+# shellcheck source=deploy/local/lib.sh
+source ../local/lib.sh
 
 need_pkgs=()
 command -v nginx >/dev/null || need_pkgs+=(nginx)
 [[ -f /usr/lib/nginx/modules/ngx_http_js_module.so ]] || need_pkgs+=(libnginx-mod-http-js)
 command -v node >/dev/null || need_pkgs+=(nodejs npm)
 /usr/bin/python3 -c 'import jwt' 2>/dev/null || need_pkgs+=(python3-jwt)
-if ((${#need_pkgs[@]})); then
-	echo "== installing ${need_pkgs[*]}"
-	if [[ $(id -u) -ne 0 ]]; then
-		echo "edge/test.sh: needs ${need_pkgs[*]}; run as root or install them (apt-get install ${need_pkgs[*]})" >&2
-		exit 1
-	fi
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
-fi
+install_missing ${need_pkgs[@]+"${need_pkgs[@]}"}
 
 # npm packages, pinned in package-lock.json; reinstalled only when it changes.
 stamp=node_modules/.installed-from

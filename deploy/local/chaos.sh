@@ -29,6 +29,8 @@
 # process group of its own, killed at the end whatever happens.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=deploy/local/lib.sh
+source deploy/local/lib.sh
 
 seconds=${AQ_CHAOS_SECONDS:-60}
 started_kafka=
@@ -37,20 +39,14 @@ cleanup() {
 	if [[ -n $pgid ]] && kill -0 -- "-$pgid" 2>/dev/null; then
 		kill -KILL -- "-$pgid" 2>/dev/null || true
 	fi
-	if [[ -n $started_kafka ]]; then
-		deploy/local/kafka.sh stop || true
-	fi
+	stop_kafka
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 if [[ -z ${AQ_KAFKA_BROKERS:-} ]]; then
 	export AQ_KAFKA_PORT=${AQ_KAFKA_PORT:-9092}
-	if ! deploy/local/kafka.sh status >/dev/null 2>&1; then
-		deploy/local/kafka.sh start
-		started_kafka=1
-	fi
-	export AQ_KAFKA_BROKERS=127.0.0.1:$AQ_KAFKA_PORT
+	start_kafka
 fi
 
 # Bounded: the run, a minute to start and check, the roll (about 30 s) and

@@ -69,10 +69,8 @@ if [[ -s $DIR/fronts ]]; then
 fi
 PEERS=127.0.0.1:$((P + 21)),127.0.0.1:$((P + 22)),127.0.0.1:$((P + 23))
 
-die() {
-	echo "cluster.sh: $*" >&2
-	exit 1
-}
+# shellcheck source=deploy/local/lib.sh
+source "$here/lib.sh"
 
 # index prints the node's number: 0 for the front, 1..3 for members, 4..9
 # for the fronts added (front2..front7).
@@ -89,16 +87,7 @@ url() { echo "http://127.0.0.1:$((P + $(index "$1")))"; }
 
 # pid prints the node's pid when its pid file names a live aditus-queue
 # serving this node's data directory (a recycled pid does not count).
-pid() {
-	local f=$DIR/$1.pid p
-	[[ -f $f ]] || return 1
-	p=$(<"$f")
-	[[ $p =~ ^[0-9]+$ && -r /proc/$p/cmdline ]] || return 1
-	tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF -- "--data-dir $DIR/$1 " || return 1
-	echo "$p"
-}
-
-answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pid() { live_pid "$DIR/$1.pid" "--data-dir $DIR/$1 "; }
 
 # launched is true while the process just launched for node $1 lives. Right
 # after launch the pid may still be the shell that is about to exec the
@@ -228,13 +217,7 @@ stop() {
 # SECONDS reaches $3.
 waitExit() {
 	local n=$1 p=$2 deadline=$3
-	while kill -0 "$p" 2>/dev/null; do
-		if ((SECONDS >= deadline)); then
-			echo "cluster.sh: $n (pid $p) ignored SIGTERM for 30s; killing it" >&2
-			kill -KILL "$p" 2>/dev/null || true
-		fi
-		sleep 0.1
-	done
+	wait_exit "$n" "$p" "$deadline" 30
 	rm -f "$DIR/$n.pid"
 	echo "cluster.sh: stopped $n (pid $p)"
 }
@@ -366,12 +349,7 @@ status() {
 }
 
 # One start or stop at a time per state directory.
-locked() {
-	mkdir -p "$DIR"
-	exec 8>"$DIR/.lock"
-	flock -w 120 8 || die "another cluster.sh holds $DIR/.lock"
-	"$@"
-}
+locked() { locked_by 8 "$DIR/.lock" "$@"; }
 
 case ${1:-} in
 start) locked start ;;

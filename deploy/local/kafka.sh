@@ -45,24 +45,12 @@ CONFIG=$DATA/server.properties
 LOGDIR=$DATA/logs
 LOG=$LOGDIR/server.log
 
-die() {
-	echo "kafka.sh: $*" >&2
-	exit 1
-}
+# shellcheck source=deploy/local/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # pid prints the broker's pid when the pid file names a live broker of this
 # data directory (a recycled pid of some other process does not count).
-pid() {
-	local p
-	[[ -f $PIDFILE ]] || return 1
-	p=$(<"$PIDFILE")
-	[[ $p =~ ^[0-9]+$ ]] || return 1
-	[[ -r /proc/$p/cmdline ]] || return 1
-	tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF -- "kafka.Kafka $CONFIG" || return 1
-	echo "$p"
-}
-
-answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pid() { live_pid "$PIDFILE" "kafka.Kafka $CONFIG"; }
 
 # fetch downloads the broker's runtime jars once. Kafka 3.x logs through slf4j 1
 # and log4j 1 (reload4j); 4.x moved to log4j 2.
@@ -245,14 +233,7 @@ stop() {
 		return 0
 	fi
 	kill -TERM "$p"
-	local deadline=$((SECONDS + 60))
-	while kill -0 "$p" 2>/dev/null; do
-		if ((SECONDS >= deadline)); then
-			echo "kafka.sh: broker (pid $p) ignored SIGTERM for 60s; killing it" >&2
-			kill -KILL "$p" 2>/dev/null || true
-		fi
-		sleep 0.2
-	done
+	wait_exit broker "$p" $((SECONDS + 60)) 60
 	rm -f "$PIDFILE"
 	echo "kafka.sh: stopped (pid $p)"
 }
@@ -269,12 +250,7 @@ status() {
 
 # One start or stop at a time per data directory: tests may call this script
 # concurrently.
-locked() {
-	mkdir -p "$DATA"
-	exec 9>"$DATA/.lock"
-	flock -w 120 9 || die "another kafka.sh holds $DATA/.lock"
-	"$@"
-}
+locked() { locked_by 9 "$DATA/.lock" "$@"; }
 
 case ${1:-} in
 start) locked start ;;

@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
+# shellcheck source=deploy/local/lib.sh
+source deploy/local/lib.sh
 
 need_pkgs=()
 command -v jq >/dev/null || need_pkgs+=(jq)
@@ -31,23 +33,10 @@ command -v wrk >/dev/null || need_pkgs+=(wrk)
 [[ -f /usr/lib/nginx/modules/ngx_http_js_module.so ]] || need_pkgs+=(libnginx-mod-http-js)
 # The partition test (deploy/local/clustertest) cuts a member off with iptables.
 command -v iptables >/dev/null || need_pkgs+=(iptables)
-if ((${#need_pkgs[@]})); then
-	echo "== installing ${need_pkgs[*]}"
-	if [[ $(id -u) -ne 0 ]]; then
-		echo "test.sh: needs ${need_pkgs[*]}; run as root or install them (apt-get install ${need_pkgs[*]})" >&2
-		exit 1
-	fi
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
-fi
+install_missing ${need_pkgs[@]+"${need_pkgs[@]}"}
 
 started_kafka=
-cleanup() {
-	if [[ -n $started_kafka ]]; then
-		deploy/local/kafka.sh stop || true
-	fi
-}
-trap cleanup EXIT
+trap stop_kafka EXIT
 
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 	echo "== starting Kafka"
@@ -55,11 +44,7 @@ if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 	# Expired segments go within a second, so the retention test sees the
 	# broker drop them.
 	export AQ_KAFKA_RETENTION_CHECK_MS=${AQ_KAFKA_RETENTION_CHECK_MS:-1000}
-	if ! deploy/local/kafka.sh status >/dev/null 2>&1; then
-		deploy/local/kafka.sh start
-		started_kafka=1
-	fi
-	export AQ_KAFKA_BROKERS=127.0.0.1:$AQ_KAFKA_PORT
+	start_kafka
 fi
 
 echo "== go vet"

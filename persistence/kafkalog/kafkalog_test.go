@@ -347,25 +347,9 @@ func TestSnapshotBehindOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; i < 1000; i++ {
-				if err := l.SaveSnapshot(ctx, fmt.Sprintf("room-%d-%d", w, i%50), persistence.Snapshot{Offset: int64(i), Data: bytes.Repeat([]byte{'s'}, 40)}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	logtest.Parallel(t, 8, 1000, func(w, i int) error {
+		return l.SaveSnapshot(ctx, fmt.Sprintf("room-%d-%d", w, i%50), persistence.Snapshot{Offset: int64(i), Data: bytes.Repeat([]byte{'s'}, 40)})
+	})
 	start := time.Now()
 	s, ok, err := l.LoadSnapshot(ctx, "room-target")
 	if err != nil || !ok || s.Offset != 101 || string(s.Data) != "new" {

@@ -99,26 +99,11 @@ func Run(t *testing.T, open func(t *testing.T) persistence.Log, reopen func(t *t
 		l := open(t)
 		defer l.Close()
 		s := stream(t)
-		var wg sync.WaitGroup
 		const writers, each = 8, 25
-		errs := make(chan error, writers)
-		for w := 0; w < writers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for i := 0; i < each; i++ {
-					if _, err := l.Append(ctx, s, []byte(fmt.Sprintf("w%d-%d", w, i))); err != nil {
-						errs <- err
-						return
-					}
-				}
-			}(w)
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
+		Parallel(t, writers, each, func(w, i int) error {
+			_, err := l.Append(ctx, s, []byte(fmt.Sprintf("w%d-%d", w, i)))
+			return err
+		})
 		got := replayAll(t, ctx, l, s, -1)
 		if len(got) != writers*each {
 			t.Fatalf("got %d records, want %d", len(got), writers*each)
@@ -273,5 +258,31 @@ func RunRetention(t *testing.T, open func(t *testing.T) persistence.Log, r Reten
 	snap, ok, err := l.LoadSnapshot(ctx, s)
 	if err != nil || !ok || snap.Offset != snapAt {
 		t.Fatalf("snapshot after retention: %+v %v %v", snap, ok, err)
+	}
+}
+
+// Parallel calls do(w, i) for i from 0 to each-1 in each of writers
+// goroutines at once, a writer stopping at its first error, and fails t
+// with the errors once all are done.
+func Parallel(t testing.TB, writers, each int, do func(w, i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := do(w, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -277,12 +276,6 @@ func (a *Authenticator) RoomsChanged(deleted string) {
 // failures.
 const LimitedMessage = "Too many failed sign-ins from this address; try again after the seconds in Retry-After."
 
-// RetrySeconds rounds d up to whole seconds, at least one, for
-// Retry-After.
-func RetrySeconds(d time.Duration) int {
-	return max(1, int((d+time.Second-1)/time.Second))
-}
-
 // RefuseLimited answers 429 rate_limited with Retry-After, before an admin
 // socket is upgraded, when r's client may not try now; it reports whether
 // it answered.
@@ -291,7 +284,7 @@ func (a *Authenticator) RefuseLimited(w http.ResponseWriter, r *http.Request) bo
 	if wait <= 0 {
 		return false
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(RetrySeconds(wait)))
+	w.Header().Set("Retry-After", ratelimit.RetryAfter(wait))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusTooManyRequests)
 	_, _ = w.Write([]byte(`{"error":"rate_limited","message":"` + LimitedMessage + `"}`))
@@ -334,7 +327,7 @@ func SocketRefusal(err error) *adminws.Refusal {
 	switch {
 	case errors.As(err, &lim):
 		return &adminws.Refusal{Code: adminws.CloseTooManyFailures,
-			Reason: "too many failed sign-ins; retry in " + strconv.Itoa(RetrySeconds(lim.RetryAfter)) + " s"}
+			Reason: "too many failed sign-ins; retry in " + ratelimit.RetryAfter(lim.RetryAfter) + " s"}
 	case errors.Is(err, ErrNoToken):
 		return adminws.ErrNoToken
 	case errors.Is(err, ErrBusy):

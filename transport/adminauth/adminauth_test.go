@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,7 +194,8 @@ func TestSocketRefusal(t *testing.T) {
 			t.Errorf("%v: close %d, want %d", tc.err, got.Code, tc.code)
 		}
 	}
-	if RetrySeconds(1500*time.Millisecond) != 2 || RetrySeconds(0) != 1 {
-		t.Error("RetrySeconds does not round up to whole seconds")
+	lim := SocketRefusal(&Limited{RetryAfter: 1500 * time.Millisecond})
+	if !strings.Contains(lim.Reason, "retry in 2 s") {
+		t.Errorf("got %q, want the wait rounded up to 2 s", lim.Reason)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/transport/adminauth"
+	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
 )
 
 // principal is who makes an admin call: the operator (admin token) or a
@@ -86,7 +86,7 @@ func authError(c echo.Context, err error) error {
 	var lim *adminauth.Limited
 	switch {
 	case errors.As(err, &lim):
-		c.Response().Header().Set("Retry-After", strconv.Itoa(adminauth.RetrySeconds(lim.RetryAfter)))
+		c.Response().Header().Set("Retry-After", ratelimit.RetryAfter(lim.RetryAfter))
 		return errTooManyFailures
 	case errors.Is(err, adminauth.ErrBusy):
 		return protocol.ErrUnavailable
@@ -298,21 +298,11 @@ func (s *Server) handleKeyCreate(c echo.Context) error {
 }
 
 func (s *Server) handleKeyList(c echo.Context) error {
-	var keys []protocol.KeyInfo
-	if err := s.adminCall(c, protocol.OpKeyList, nil, 0, &keys); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"keys": keys})
+	return adminList[protocol.KeyInfo](s, c, protocol.OpKeyList, "keys")
 }
 
 func (s *Server) handleKeyDelete(c echo.Context) error {
-	if err := s.adminCall(c, protocol.OpKeyRemove, func(r *protocol.AdminRequest) error {
-		r.ID = c.Param("keyId")
-		return nil
-	}, 0, nil); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return s.adminRemove(c, protocol.OpKeyRemove, "keyId")
 }
 
 func (s *Server) handleCodeCreate(c echo.Context) error {
@@ -331,11 +321,7 @@ func (s *Server) handleCodeCreate(c echo.Context) error {
 }
 
 func (s *Server) handleCodeList(c echo.Context) error {
-	var codes []protocol.CodeInfo
-	if err := s.adminCall(c, protocol.OpCodeList, nil, 0, &codes); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"codes": codes})
+	return adminList[protocol.CodeInfo](s, c, protocol.OpCodeList, "codes")
 }
 
 func (s *Server) handleCodeUpdate(c echo.Context) error {
@@ -355,8 +341,23 @@ func (s *Server) handleCodeUpdate(c echo.Context) error {
 }
 
 func (s *Server) handleCodeDelete(c echo.Context) error {
-	if err := s.adminCall(c, protocol.OpCodeRemove, func(r *protocol.AdminRequest) error {
-		r.ID = c.Param("codeId")
+	return s.adminRemove(c, protocol.OpCodeRemove, "codeId")
+}
+
+// adminList answers the :id room's list op as {name: [...]}.
+func adminList[T any](s *Server, c echo.Context, op, name string) error {
+	var items []T
+	if err := s.adminCall(c, op, nil, 0, &items); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{name: items})
+}
+
+// adminRemove runs the removal op on the item the path's param names, and
+// answers 204.
+func (s *Server) adminRemove(c echo.Context, op, param string) error {
+	if err := s.adminCall(c, op, func(r *protocol.AdminRequest) error {
+		r.ID = c.Param(param)
 		return nil
 	}, 0, nil); err != nil {
 		return err

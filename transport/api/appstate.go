@@ -64,9 +64,7 @@ func wantsJSON(c echo.Context) bool {
 // handleAppState answers the page's question in JSON: with ?ticket=, where
 // that ticket stands; without, it takes a number as the page does.
 func (s *Server) handleAppState(c echo.Context, r *front.Room) error {
-	h := c.Response().Header()
-	h.Add("Vary", "Accept")
-	h.Set("Cache-Control", "no-store")
+	varyNoStore(c)
 	v := r.View
 	lang := web.PageLang("", v.Config.Language, c.Request().Header.Get("Accept-Language"))
 	a := appState{Mode: v.EffectiveMode(), Message: v.Config.MessageIn(lang), Event: eventOf(v)}
@@ -104,6 +102,12 @@ func (s *Server) handleAppState(c echo.Context, r *front.Room) error {
 		}
 		v, n, ticket = &res.View, res.Number, res.Ticket
 	}
+	return s.appStanding(c, v, n, ticket, lang, waiting, &a)
+}
+
+// appStanding answers where ticket (number n) stands in v: admitted with
+// its token, or still waiting, paused or in the pre-queue.
+func (s *Server) appStanding(c echo.Context, v *room.View, n uint64, ticket, lang string, waiting int, a *appState) error {
 	st := v.StatusOf(n, s.now().UnixNano())
 	a.Ticket, a.Position, a.Ahead = &ticket, &st.Position, &st.Ahead
 	a.EstimatedWaitSeconds, a.RefreshSeconds = &st.EstimatedWait, st.RetryAfter
@@ -115,7 +119,7 @@ func (s *Server) handleAppState(c echo.Context, r *front.Room) error {
 			return err
 		}
 		a.Token, a.TargetURL = t.Token, t.TargetURL
-		return s.writeAppState(c, http.StatusOK, &a)
+		return s.writeAppState(c, http.StatusOK, a)
 	case !st.Active:
 		a.State = "paused"
 	case st.PreQueue:
@@ -126,15 +130,20 @@ func (s *Server) handleAppState(c echo.Context, r *front.Room) error {
 	if a.Mode == room.ModeQueueAll {
 		a.Message = web.ModeSentence(lang, a.Mode)
 	}
-	return s.writeAppState(c, waiting, &a)
+	return s.writeAppState(c, waiting, a)
+}
+
+// varyNoStore marks an answer that depends on Accept and must not be kept.
+func varyNoStore(c echo.Context) {
+	h := c.Response().Header()
+	h.Add("Vary", "Accept")
+	h.Set("Cache-Control", "no-store")
 }
 
 // appBypass is the JSON answer of /enter for a valid bypass code: admitted
 // at once, with the bypass token and where to take it.
 func (s *Server) appBypass(c echo.Context, r *front.Room, token, target string) error {
-	h := c.Response().Header()
-	h.Add("Vary", "Accept")
-	h.Set("Cache-Control", "no-store")
+	varyNoStore(c)
 	v := r.View
 	a := appState{State: "admitted", Mode: v.EffectiveMode(), Message: v.Config.Message, Event: eventOf(v),
 		Token: token, TargetURL: target}

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -55,6 +53,6 @@ func (a *codeAttempts) take(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	h.Set("Cache-Control", "no-store")
-	h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+	h.Set("Retry-After", ratelimit.RetryAfter(wait))
 	return errTooManyAttempts
 }

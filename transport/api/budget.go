@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -30,10 +29,6 @@ import (
 // gets a budget at each, which bounds it all the same.
 
 const (
-	// budgetAddresses bounds the addresses a room's table remembers (about
-	// 200 bytes each with the table's own list and map entries: 13 MB for
-	// a full table). Beyond it the least recently seen is forgotten.
-	budgetAddresses = 1 << 16
 	// budgetRooms bounds the rooms with a table on this node; a room
 	// beyond it takes the place of another, whose addresses start again
 	// with a full budget.
@@ -90,9 +85,8 @@ func (b *joinBudgets) of(id string, cfg room.AddressBudget) *roomBudget {
 		return rb
 	}
 	rate := cfg.PerMinute / 60
-	tokens, err1 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst, Capacity: budgetAddresses, Now: b.now,
-		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
-	debt, err2 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst * debtBursts, Capacity: budgetAddresses, Now: b.now})
+	tokens, err1 := ratelimit.New(ratelimit.PerAddress(rate, cfg.Burst, b.now))
+	debt, err2 := ratelimit.New(ratelimit.Config{Rate: rate, Burst: cfg.Burst * debtBursts, Capacity: ratelimit.Addresses, Now: b.now})
 	if err1 != nil || err2 != nil {
 		// Effective budgets are valid; this is a programming error.
 		panic(fmt.Sprintf("address budget %+v: %v %v", cfg, err1, err2))
@@ -174,7 +168,7 @@ func harderBits(base int, debt float64, burst int) int {
 // refuseOverBudget answers 429 rate_limited with Retry-After in whole
 // seconds, rounded up so that a client waiting that long finds a token.
 func refuseOverBudget(h http.Header, wait time.Duration) error {
-	h.Set("Retry-After", strconv.Itoa(int(max(1, math.Ceil(wait.Seconds())))))
+	h.Set("Retry-After", ratelimit.RetryAfter(wait))
 	return errOverBudget
 }
 

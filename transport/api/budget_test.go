@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
 )
 
 func newTestBudgets(t *testing.T) (*joinBudgets, *stillClock, *prometheus.Registry) {
@@ -106,11 +107,11 @@ func TestBudgetBounded(t *testing.T) {
 	if len(b.rooms) != budgetRooms {
 		t.Fatalf("rooms: got %d, want the cap %d", len(b.rooms), budgetRooms)
 	}
-	for i := range budgetAddresses + 10 {
+	for i := range ratelimit.Addresses + 10 {
 		b.take("r1", cfg, "k"+itoa(i))
 	}
-	if n := b.of("r1", cfg).tokens.Len(); n != budgetAddresses {
-		t.Fatalf("addresses: got %d, want the cap %d", n, budgetAddresses)
+	if n := b.of("r1", cfg).tokens.Len(); n != ratelimit.Addresses {
+		t.Fatalf("addresses: got %d, want the cap %d", n, ratelimit.Addresses)
 	}
 }
 

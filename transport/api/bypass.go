@@ -26,6 +26,11 @@ func normalizeCode(code string) string {
 	return strings.ToUpper(strings.TrimSpace(code))
 }
 
+// codeBody is the body of POST /queue/<slug>/bypass.
+type codeBody struct {
+	Code string `json:"code"`
+}
+
 // handleBypass redeems a VIP code for an admission token (qnr 0, byp true).
 // A redemption takes no regular admission slot. Every attempt costs one of
 // the client address's code budget (429 beyond it).
@@ -33,13 +38,7 @@ func (s *Server) handleBypass(c echo.Context) error {
 	if err := s.codeAttempts.take(c); err != nil {
 		return err
 	}
-	var body struct {
-		Code string `json:"code"`
-	}
-	if err := bind(c, &body); err != nil {
-		return err
-	}
-	r, err := s.room(c)
+	body, r, err := bindRoom[codeBody](s, c)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,28 @@ type secondFrame struct {
 // before the upgrade, or closes with 4429. A bad token closes with 4401, a
 // qak_ key with 4403 (load tests are the operator's), an unknown run 4404.
 func (s *Server) handleLoadTestLive(c echo.Context) error {
+	conn := s.operatorSocket(c)
+	if conn == nil {
+		return nil
+	}
+	defer conn.Close()
+	// The reader notices the client going away.
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for {
+			if _, _, err := conn.NextReader(); err != nil {
+				return
+			}
+		}
+	}()
+	s.streamRun(c.Request().Context(), conn, c.Param("id"), gone)
+	return nil
+}
+
+// operatorSocket upgrades an admin socket and signs it in as the operator;
+// it answers or closes a refused one itself and returns nil.
+func (s *Server) operatorSocket(c echo.Context) *websocket.Conn {
 	if s.auth.RefuseLimited(c.Response(), c.Request()) {
 		return nil
 	}
@@ -57,38 +79,31 @@ func (s *Server) handleLoadTestLive(c echo.Context) error {
 	if err != nil {
 		return nil // the upgrader has answered
 	}
-	defer conn.Close()
 	tok, err := adminws.Token(c.Request(), conn)
 	if err != nil {
 		adminws.WriteClose(conn, adminws.CloseUnauthorized, "authentication expected")
+		conn.Close()
 		return nil
 	}
 	actx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 	p, err := s.auth.Authenticate(actx, c.Request(), tok)
 	cancel()
-	signedIn()
 	switch {
 	case err != nil:
 		r := adminauth.SocketRefusal(err)
 		adminws.WriteClose(conn, r.Code, r.Reason)
-		return nil
 	case !p.Operator:
 		adminws.WriteClose(conn, adminws.CloseForbidden, "API keys may not watch load tests")
-		return nil
+	default:
+		return conn
 	}
+	conn.Close()
+	return nil
+}
 
-	// The reader notices the client going away.
-	gone := make(chan struct{})
-	go func() {
-		defer close(gone)
-		for {
-			if _, _, err := conn.NextReader(); err != nil {
-				return
-			}
-		}
-	}()
-	id := c.Param("id")
-	ctx := c.Request().Context()
+// streamRun writes run id's frames to conn every livePoll until the run
+// ends, is not found or the client is gone.
+func (s *Server) streamRun(ctx context.Context, conn *websocket.Conn, id string, gone <-chan struct{}) {
 	since, first := 0, true
 	t := time.NewTicker(livePoll)
 	defer t.Stop()
@@ -96,37 +111,42 @@ func (s *Server) handleLoadTestLive(c echo.Context) error {
 		run, err := s.liveRun(ctx, id, since)
 		if protocol.IsCode(err, protocol.CodeNotFound) {
 			adminws.WriteClose(conn, adminws.CloseNotFound, "no such load test")
-			return nil
+			return
 		}
 		if err == nil {
-			if first {
-				first = false
-				if !write(conn, map[string]any{"type": "run", "run": runAnswer{run, orEmpty(run.Series)}}) {
-					return nil
-				}
-			} else {
-				for _, sec := range run.Series {
-					if !write(conn, secondFrame{Type: "second", RunID: run.ID, Second: sec}) {
-						return nil
-					}
-				}
+			if !writeRun(conn, run, first) {
+				return
 			}
+			first = false
 			if n := len(run.Series); n > 0 {
 				since = run.Series[n-1].Index
 			}
 			if run.Ended() {
-				sum := run.Summary()
-				write(conn, map[string]any{"type": "end", "run": sum})
+				write(conn, map[string]any{"type": "end", "run": run.Summary()})
 				adminws.WriteClose(conn, websocket.CloseNormalClosure, "the load test ended")
-				return nil
+				return
 			}
 		}
 		select {
 		case <-gone:
-			return nil
+			return
 		case <-t.C:
 		}
 	}
+}
+
+// writeRun writes the whole run as the first frame, and its new seconds
+// after; it reports whether the socket took them.
+func writeRun(conn *websocket.Conn, run *loadtest.Run, first bool) bool {
+	if first {
+		return write(conn, map[string]any{"type": "run", "run": runAnswer{run, orEmpty(run.Series)}})
+	}
+	for _, sec := range run.Series {
+		if !write(conn, secondFrame{Type: "second", RunID: run.ID, Second: sec}) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) liveRun(ctx context.Context, id string, since int) (*loadtest.Run, error) {

@@ -18,11 +18,10 @@ import (
 // any front node issues and checks it. What a node remembers is only which
 // challenges it has seen spent (package spent).
 
-// maxSpent bounds the spent challenges a node remembers: 512 Ki entries,
-// about 26 MB when full (spent.BenchmarkSetMemory). It is reached only
-// past some 1,700 solved joins a second on one node, sustained for the
-// five minutes a challenge lives.
-const maxSpent = 1 << 19
+// maxSpent bounds the spent challenges a node remembers: enough for 1,700
+// solved joins a second on one node, sustained for the five minutes a
+// challenge lives (512 Ki entries, about 26 MB when full).
+var maxSpent = spent.Limit(1700, room.ChallengeTTL)
 
 // spentChallenges is shared by every server of the process: one process
 // is one node.

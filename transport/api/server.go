@@ -178,6 +178,17 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.e.Shutdown(ctx) 
 
 // bind decodes a JSON body into v: 400 for malformed JSON, 413 over 64 KiB.
 // An empty body leaves v as it is.
+// bindRoom reads the request's JSON body as a T, then looks up the path's
+// room: the start of every visitor POST.
+func bindRoom[T any](s *Server, c echo.Context) (T, *front.Room, error) {
+	var body T
+	if err := bind(c, &body); err != nil {
+		return body, nil, err
+	}
+	r, err := s.room(c)
+	return body, r, err
+}
+
 func bind(c echo.Context, v any) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {

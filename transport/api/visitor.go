@@ -168,11 +168,7 @@ type powSolution struct {
 }
 
 func (s *Server) handleJoin(c echo.Context) error {
-	var body joinBody
-	if err := bind(c, &body); err != nil {
-		return err
-	}
-	r, err := s.room(c)
+	body, r, err := bindRoom[joinBody](s, c)
 	if err != nil {
 		return err
 	}
@@ -308,11 +304,7 @@ func (s *Server) grantOf(r *front.Room, t *protocol.TokenResult) grant {
 }
 
 func (s *Server) handleToken(c echo.Context) error {
-	var body tokenBody
-	if err := bind(c, &body); err != nil {
-		return err
-	}
-	r, err := s.room(c)
+	body, r, err := bindRoom[tokenBody](s, c)
 	if err != nil {
 		return err
 	}
@@ -366,11 +358,7 @@ func (s *Server) handleVerify(c echo.Context) error {
 // handleHeartbeat records presence for abandon detection. While detection
 // is off it is accepted silently, as the seed promises.
 func (s *Server) handleHeartbeat(c echo.Context) error {
-	var body tokenBody
-	if err := bind(c, &body); err != nil {
-		return err
-	}
-	r, err := s.room(c)
+	body, r, err := bindRoom[tokenBody](s, c)
 	if err != nil {
 		return err
 	}

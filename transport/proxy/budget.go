@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -12,12 +10,6 @@ import (
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
 )
-
-// budgetAddresses bounds the client addresses one room's budget remembers
-// on this node (about 200 bytes each: 13 MB for a full table). Beyond it
-// the least recently seen is forgotten and starts again with a full
-// bucket, as an idle address would have.
-const budgetAddresses = 1 << 16
 
 // addressBudget limits the new visitors (first requests without a cookie)
 // one client address brings to a capacity room on this node: a token
@@ -49,8 +41,7 @@ func newAddressBudget(cfg room.AddressBudget, addrs *clientaddr.Resolver, now fu
 // budgetLimiter is the token buckets of budget cfg.
 func budgetLimiter(cfg room.AddressBudget, now func() time.Time) (*ratelimit.Limiter, error) {
 	cfg = cfg.Effective()
-	l, err := ratelimit.New(ratelimit.Config{Rate: cfg.PerMinute / 60, Burst: cfg.Burst, Capacity: budgetAddresses, Now: now,
-		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
+	l, err := ratelimit.New(ratelimit.PerAddress(cfg.PerMinute/60, cfg.Burst, now))
 	if err != nil {
 		return nil, fmt.Errorf("address budget: %w", err)
 	}
@@ -65,10 +56,4 @@ func (b *addressBudget) take(r *http.Request) (ok bool, retryAfter time.Duration
 		b.refused.Add(1)
 	}
 	return ok, retryAfter
-}
-
-// retrySeconds is a Retry-After in whole seconds, rounded up so that a
-// client waiting that long finds its token, and at least one.
-func retrySeconds(d time.Duration) string {
-	return strconv.Itoa(int(max(1, math.Ceil(d.Seconds()))))
 }

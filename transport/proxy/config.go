@@ -278,24 +278,21 @@ func Parse(path string, src []byte) (*Config, error) {
 	return cfg, nil
 }
 
-func buildLocation(host, base string, ls locationSchema) (*Location, error) {
-	at := func(r hcl.Range, format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s", r.Filename, r.Start.Line, fmt.Sprintf(format, a...))
-	}
-	if !strings.HasPrefix(ls.Path, "/") {
-		return nil, at(ls.Range, "location %q: a path starts with /", ls.Path)
-	}
-	if err := canonical(ls.Path); err != nil {
-		return nil, at(ls.Range, "location %q: %v", ls.Path, err)
-	}
-	l := &Location{Path: ls.Path, CaseInsensitive: ls.CaseInsensitive != nil && *ls.CaseInsensitive}
+// at is an error at a place of the configuration file.
+func at(r hcl.Range, format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %s", r.Filename, r.Start.Line, fmt.Sprintf(format, a...))
+}
+
+// setTarget sets where a location's requests go: its upstream or its
+// static files (relative to base), exactly one of them.
+func (l *Location) setTarget(ls locationSchema, base string) error {
 	switch {
 	case ls.Upstream != nil && ls.StaticFiles != nil:
-		return nil, at(ls.Range, "location %q: upstream and static_files exclude each other", ls.Path)
+		return at(ls.Range, "location %q: upstream and static_files exclude each other", ls.Path)
 	case ls.Upstream != nil:
 		u, err := upstreamURL(ls.Upstream.Address)
 		if err != nil {
-			return nil, at(ls.Upstream.Range, "upstream %q: %v", ls.Upstream.Address, err)
+			return at(ls.Upstream.Range, "upstream %q: %v", ls.Upstream.Address, err)
 		}
 		l.Upstream = u
 	case ls.StaticFiles != nil:
@@ -304,7 +301,53 @@ func buildLocation(host, base string, ls locationSchema) (*Location, error) {
 			l.Directory = filepath.Join(base, l.Directory)
 		}
 	default:
-		return nil, at(ls.Range, "location %q: needs an upstream or static_files block", ls.Path)
+		return at(ls.Range, "location %q: needs an upstream or static_files block", ls.Path)
+	}
+	return nil
+}
+
+// addRule adds one rule block of a location: its bypass, and its waiting
+// room on its prefixes through add.
+func (l *Location) addRule(rs ruleSchema, add func([]string, *waitingRoomSchema, string) error) error {
+	var prefixes []string
+	if rs.And != nil {
+		for _, p := range rs.And.Paths {
+			if err := canonical(p.Prefix); err != nil {
+				return at(rs.Range, "rule %q: prefix %q: %v", rs.Name, p.Prefix, err)
+			}
+			prefixes = append(prefixes, p.Prefix)
+		}
+	}
+	if rs.Bypass != nil {
+		b, err := buildBypass(rs.Bypass, prefixes)
+		if err != nil {
+			return at(rs.Bypass.Range, "rule %q: %v", rs.Name, err)
+		}
+		l.Bypass = append(l.Bypass, b)
+	}
+	if rs.Then == nil || rs.Then.WaitingRoom == nil {
+		if rs.Bypass == nil {
+			return at(rs.Range, "rule %q: needs then { waiting_room { … } } or bypass", rs.Name)
+		}
+		return nil
+	}
+	ws := rs.Then.WaitingRoom
+	if ws.Name == nil {
+		return at(ws.Range, "rule %q: a rule's waiting_room needs a name (a rule has no path of its own)", rs.Name)
+	}
+	return add(prefixes, ws, "")
+}
+
+func buildLocation(host, base string, ls locationSchema) (*Location, error) {
+	if !strings.HasPrefix(ls.Path, "/") {
+		return nil, at(ls.Range, "location %q: a path starts with /", ls.Path)
+	}
+	if err := canonical(ls.Path); err != nil {
+		return nil, at(ls.Range, "location %q: %v", ls.Path, err)
+	}
+	l := &Location{Path: ls.Path, CaseInsensitive: ls.CaseInsensitive != nil && *ls.CaseInsensitive}
+	if err := l.setTarget(ls, base); err != nil {
+		return nil, err
 	}
 	add := func(prefixes []string, ws *waitingRoomSchema, defName string) error {
 		r, err := buildRoom(host, base, defName, ws)
@@ -324,33 +367,7 @@ func buildLocation(host, base string, ls locationSchema) (*Location, error) {
 		}
 	}
 	for _, rs := range ls.Rules {
-		var prefixes []string
-		if rs.And != nil {
-			for _, p := range rs.And.Paths {
-				if err := canonical(p.Prefix); err != nil {
-					return nil, at(rs.Range, "rule %q: prefix %q: %v", rs.Name, p.Prefix, err)
-				}
-				prefixes = append(prefixes, p.Prefix)
-			}
-		}
-		if rs.Bypass != nil {
-			b, err := buildBypass(rs.Bypass, prefixes)
-			if err != nil {
-				return nil, at(rs.Bypass.Range, "rule %q: %v", rs.Name, err)
-			}
-			l.Bypass = append(l.Bypass, b)
-		}
-		if rs.Then == nil || rs.Then.WaitingRoom == nil {
-			if rs.Bypass == nil {
-				return nil, at(rs.Range, "rule %q: needs then { waiting_room { … } } or bypass", rs.Name)
-			}
-			continue
-		}
-		ws := rs.Then.WaitingRoom
-		if ws.Name == nil {
-			return nil, at(ws.Range, "rule %q: a rule's waiting_room needs a name (a rule has no path of its own)", rs.Name)
-		}
-		if err := add(prefixes, ws, ""); err != nil {
+		if err := l.addRule(rs, add); err != nil {
 			return nil, err
 		}
 	}
@@ -369,24 +386,14 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		}
 		r.Secret = *ws.Secret
 	}
-	if ws.Room != nil {
-		if ws.Active != nil || ws.Session != nil || ws.Page != nil || ws.AddressBudget != nil || ws.PowAuto != nil {
-			return nil, errors.New(`room = "<slug>" names a rate room: active, session, page, address_budget and pow_auto belong to capacity rooms (a rate room's budget is its site's addressBudget, its automatic proof of work its pow.auto)`)
-		}
-		r.RateRoom = *ws.Room
-	} else if ws.Active == nil {
-		return nil, errors.New("active is required (visitors let in at once)")
+	if err := setKind(r, ws); err != nil {
+		return nil, err
 	}
-	if ws.OnStoreError == nil {
-		return nil, errors.New(`on_store_error is required ("admit" or "wait")`)
+	admit, err := onStoreError(ws.OnStoreError)
+	if err != nil {
+		return nil, err
 	}
-	switch *ws.OnStoreError {
-	case "admit":
-		r.AdmitOnStoreError = true
-	case "wait":
-	default:
-		return nil, fmt.Errorf(`on_store_error must be "admit" or "wait", not %q`, *ws.OnStoreError)
-	}
+	r.AdmitOnStoreError = admit
 	r.Settings = capacity.Settings{Session: capacity.DefaultSession, Refresh: capacity.DefaultRefresh}
 	if ws.Active != nil {
 		r.Settings.Active = *ws.Active
@@ -406,44 +413,84 @@ func buildRoom(host, base, defName string, ws *waitingRoomSchema) (*Room, error)
 		*d.dst = v
 	}
 	if ws.PowAuto != nil {
-		r.Settings.Pow = capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits,
-			MaxBits: capacity.DefaultPowAutoMaxBits}
-		if v := ws.PowAuto.ArrivalsPerMinute; v != nil {
-			r.Settings.Pow.PerMinute = *v
-		}
-		if v := ws.PowAuto.Bits; v != nil {
-			r.Settings.Pow.Bits = *v
-			r.Settings.Pow.MaxBits = max(r.Settings.Pow.MaxBits, *v)
-		}
-		if v := ws.PowAuto.MaxBits; v != nil {
-			r.Settings.Pow.MaxBits = *v
-		}
+		r.Settings.Pow = powAutoOf(ws.PowAuto)
 	}
 	if r.RateRoom == "" {
 		if err := r.Settings.Validate(); err != nil {
 			return nil, err
 		}
 	}
-	b, err := buildBudget(ws.AddressBudget)
-	if err != nil {
+	if r.AddressBudget, err = buildBudget(ws.AddressBudget); err != nil {
 		return nil, err
 	}
-	r.AddressBudget = b
 	if r.RateRoom == "" {
-		r.Settings.AddressBudget = b // the room learns the file's budget with each check
+		r.Settings.AddressBudget = r.AddressBudget // the room learns the file's budget with each check
 	}
 	if ws.Page != nil {
-		p := *ws.Page
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(base, p)
+		if r.Page, err = readPage(base, *ws.Page); err != nil {
+			return nil, err
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("page: %w", err)
-		}
-		r.Page = b
 	}
 	return r, nil
+}
+
+// setKind makes r a rate room when ws names one (room = "<slug>"), which
+// takes none of a capacity room's settings; a capacity room needs active.
+func setKind(r *Room, ws *waitingRoomSchema) error {
+	if ws.Room != nil {
+		if ws.Active != nil || ws.Session != nil || ws.Page != nil || ws.AddressBudget != nil || ws.PowAuto != nil {
+			return errors.New(`room = "<slug>" names a rate room: active, session, page, address_budget and pow_auto belong to capacity rooms (a rate room's budget is its site's addressBudget, its automatic proof of work its pow.auto)`)
+		}
+		r.RateRoom = *ws.Room
+	} else if ws.Active == nil {
+		return errors.New("active is required (visitors let in at once)")
+	}
+	return nil
+}
+
+// onStoreError reads on_store_error: whether a visitor is let in when the
+// store cannot be reached.
+func onStoreError(v *string) (admit bool, err error) {
+	if v == nil {
+		return false, errors.New(`on_store_error is required ("admit" or "wait")`)
+	}
+	switch *v {
+	case "admit":
+		return true, nil
+	case "wait":
+		return false, nil
+	}
+	return false, fmt.Errorf(`on_store_error must be "admit" or "wait", not %q`, *v)
+}
+
+// powAutoOf is a pow_auto block over the defaults; a bits above the
+// default max_bits raises it.
+func powAutoOf(ps *powAutoSchema) capacity.PowAuto {
+	pa := capacity.PowAuto{PerMinute: capacity.DefaultPowAutoPerMinute, Bits: capacity.DefaultPowAutoBits,
+		MaxBits: capacity.DefaultPowAutoMaxBits}
+	if v := ps.ArrivalsPerMinute; v != nil {
+		pa.PerMinute = *v
+	}
+	if v := ps.Bits; v != nil {
+		pa.Bits = *v
+		pa.MaxBits = max(pa.MaxBits, *v)
+	}
+	if v := ps.MaxBits; v != nil {
+		pa.MaxBits = *v
+	}
+	return pa
+}
+
+// readPage reads a room's own waiting page, relative to base.
+func readPage(base, page string) ([]byte, error) {
+	if !filepath.IsAbs(page) {
+		page = filepath.Join(base, page)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	return b, nil
 }
 
 // buildBudget checks an address_budget block against the bounds of a
@@ -469,9 +516,6 @@ func buildBudget(bs *budgetSchema) (room.AddressBudget, error) {
 }
 
 func buildServer(ss serverSchema) (Server, error) {
-	at := func(r hcl.Range, format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s", r.Filename, r.Start.Line, fmt.Sprintf(format, a...))
-	}
 	var srv Server
 	p, err := clientaddr.ParsePrefixes(ss.TrustedProxies)
 	if err != nil {

@@ -46,9 +46,9 @@ var challengePageSize = func() (n int) {
 }()
 
 // maxSpent bounds the spent challenges one room remembers on a proxy
-// node: 256 Ki, about 13 MB when full, reached only past some 870 solved
-// arrivals a second sustained for the five minutes a challenge lives.
-const maxSpent = 1 << 18
+// node: enough for 870 solved arrivals a second sustained for the five
+// minutes a challenge lives (256 Ki entries, about 13 MB when full).
+var maxSpent = spent.Limit(870, room.ChallengeTTL)
 
 // gatePow is a gate's proof of work: the bits in force as the store last
 // said, and the challenge pages answered.

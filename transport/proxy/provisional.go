@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
+	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
 )
 
 // ask is the store's answer for visitor v: a first request (no cookie)
@@ -35,7 +36,7 @@ func (g *gate) waitProvisional(w http.ResponseWriter, st capacity.Status) {
 // page with no place and no cookie, 503, and Retry-After when the address
 // has a token again.
 func (g *gate) refuse(w http.ResponseWriter, wait time.Duration) {
-	w.Header().Set("Retry-After", retrySeconds(wait))
+	w.Header().Set("Retry-After", ratelimit.RetryAfter(wait))
 	g.waitPage(w, "…", 0, int(g.room.Settings.Refresh/time.Second))
 }
 

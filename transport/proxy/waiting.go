@@ -52,9 +52,8 @@ type lastAnswer struct {
 func newWaitingBudget(b room.AddressBudget, refresh time.Duration, now func() time.Time) (*waitingBudget, error) {
 	b = b.Effective()
 	visitors := float64(b.Burst) + b.PerMinute
-	l, err := ratelimit.New(ratelimit.Config{Rate: visitors / max(refresh, time.Second).Seconds(),
-		Burst: int(min(visitors, room.MaxBudgetBurst)), Capacity: budgetAddresses, Now: now,
-		Groups: clientaddr.Wider, Scales: clientaddr.WiderScales})
+	l, err := ratelimit.New(ratelimit.PerAddress(visitors/max(refresh, time.Second).Seconds(),
+		int(min(visitors, room.MaxBudgetBurst)), now))
 	if err != nil {
 		return nil, fmt.Errorf("waiting budget: %w", err)
 	}
@@ -105,7 +104,7 @@ func (wb *waitingBudget) remember(id [visitorSize]byte, st capacity.Status, now 
 // whose cookie is still good, who goes on when over the budget.
 func (g *gate) answerKnown(w http.ResponseWriter, r *http.Request, v Visitor, now time.Time) (answered, pass bool) {
 	if st, left, ok := g.waiting.recent(v.ID, now); ok {
-		w.Header().Set("Retry-After", retrySeconds(left))
+		w.Header().Set("Retry-After", ratelimit.RetryAfter(left))
 		g.wait(w, st.Position, st.Waiting)
 		return true, false
 	}

@@ -49,38 +49,10 @@ const TokenParam = "aditus_queue_token"
 // Domain entries are compared case-insensitively and without a trailing dot;
 // entries that are not plain host names never match.
 func Check(raw string, domains []string) (u *url.URL, ok bool) {
-	if raw == "" || len(raw) > MaxLength {
+	scheme, ok := plainText(raw)
+	if !ok {
 		return nil, false
 	}
-	for i := 0; i < len(raw); i++ {
-		if c := raw[i]; c <= ' ' || c >= 0x7f {
-			return nil, false
-		}
-	}
-	scheme, rest, found := strings.Cut(raw, "://")
-	if !found {
-		return nil, false
-	}
-	scheme = strings.ToLower(scheme)
-	if scheme != "https" && scheme != "http" {
-		return nil, false
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	authority := rest[:end]
-	if !plainAuthority(authority) {
-		return nil, false
-	}
-	path := rest[end:]
-	if i := strings.IndexAny(path, "?#"); i >= 0 {
-		path = path[:i]
-	}
-	if strings.ContainsRune(path, '\\') {
-		return nil, false
-	}
-
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" || u.User != nil || u.Scheme != scheme {
 		return nil, false
@@ -91,11 +63,8 @@ func Check(raw string, domains []string) (u *url.URL, ok bool) {
 		return nil, false
 	}
 	port := u.Port()
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-			return nil, false
-		}
+	if port != "" && !validPort(port) {
+		return nil, false
 	}
 	if scheme == "http" && !loopback(host) {
 		return nil, false
@@ -120,6 +89,51 @@ func Check(raw string, domains []string) (u *url.URL, ok bool) {
 		return nil, false
 	}
 	return u, true
+}
+
+// plainText checks raw as text, before any parser reads it: its length and
+// characters, its scheme (returned lower-cased), its authority and its
+// path.
+func plainText(raw string) (scheme string, ok bool) {
+	if raw == "" || len(raw) > MaxLength {
+		return "", false
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= ' ' || c >= 0x7f {
+			return "", false
+		}
+	}
+	scheme, rest, found := strings.Cut(raw, "://")
+	if !found {
+		return "", false
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme != "https" && scheme != "http" {
+		return "", false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	if !plainAuthority(authority) {
+		return "", false
+	}
+	path := rest[end:]
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if strings.ContainsRune(path, '\\') {
+		return "", false
+	}
+	return scheme, true
+}
+
+// validPort reports whether port is a number of 1 to 65535 written without
+// leading zeros.
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == port
 }
 
 // StripToken removes every TokenParam parameter from u's query and keeps

@@ -5,7 +5,10 @@
 // The real cost for a bot farm is the hash work itself.
 package spent
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Set remembers spent challenge ids until they expire, at most its limit:
 // beyond it the oldest spent are forgotten first, and each of those can
@@ -65,4 +68,22 @@ func (s *Set) Size() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.ids)
+}
+
+// MaxLimit is the largest limit Limit returns: 16 Mi entries, about 870 MB
+// when full, far beyond what any node is meant to remember.
+const MaxLimit = 1 << 24
+
+// Limit is the size of a set that remembers every challenge spent at
+// perSecond solutions a second sustained for life (the time a challenge
+// stays good, room.ChallengeTTL): that count rounded up to a power of two,
+// at least 1 and at most MaxLimit. Beyond the rate the set forgets its
+// oldest first, and each of those buys one more use before it expires.
+func Limit(perSecond int, life time.Duration) int {
+	need := float64(perSecond) * life.Seconds()
+	n := 1
+	for float64(n) < need && n < MaxLimit {
+		n <<= 1
+	}
+	return n
 }

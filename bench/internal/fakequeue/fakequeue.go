@@ -159,13 +159,11 @@ func (s *Server) handleSiteCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleSiteGet(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.sites[r.PathValue("id")]
+	st := s.lockedSite(w, r)
 	if st == nil {
-		writeError(w, http.StatusNotFound, "not_found", "no such site")
 		return
 	}
+	defer s.mu.Unlock()
 	writeJSON(w, http.StatusOK, st.fields)
 }
 
@@ -184,11 +182,8 @@ func (s *Server) handleSiteUpdate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, "invalid_rate", "ratePerMinute must be at least 1")
 		return
 	}
-	s.mu.Lock()
-	st := s.sites[r.PathValue("id")]
+	st := s.lockedSite(w, r)
 	if st == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "no such site")
 		return
 	}
 	if in["name"] != st.fields["name"] {
@@ -221,11 +216,8 @@ func (st *site) snapshot(mu *sync.Mutex) map[string]any {
 }
 
 func (s *Server) handleSiteDelete(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	st := s.sites[r.PathValue("id")]
+	st := s.lockedSite(w, r)
 	if st == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "no such site")
 		return
 	}
 	delete(s.sites, r.PathValue("id"))
@@ -238,6 +230,22 @@ func (s *Server) handleSiteDelete(w http.ResponseWriter, r *http.Request) {
 		_ = c.c.Close()
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// lockedSite locks s and returns the site the request names: by its id,
+// or by its slug on a room's path. For an unknown one it answers 404,
+// unlocks s and returns nil.
+func (s *Server) lockedSite(w http.ResponseWriter, r *http.Request) *site {
+	s.mu.Lock()
+	st, unknown := s.sites[r.PathValue("id")], "no such site"
+	if slug := r.PathValue("slug"); slug != "" {
+		st, unknown = s.bySlug[slug], "unknown room"
+	}
+	if st == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", unknown)
+	}
+	return st
 }
 
 func ticketFor(slug string, n int) string { return fmt.Sprintf("T.%s.%d", slug, n) }
@@ -253,11 +261,8 @@ func numberOf(st *site, ticket string) (int, bool) {
 }
 
 func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	st := s.bySlug[r.PathValue("slug")]
+	st := s.lockedSite(w, r)
 	if st == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "unknown room")
 		return
 	}
 	st.issued++

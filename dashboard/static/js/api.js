@@ -9,6 +9,26 @@ export function token() {
   return sessionStorage.getItem(KEY) || '';
 }
 
+// adminSocket opens the admin WebSocket at path (on this origin), signs it
+// in with the token in its first message (never in the URL), and calls
+// onFrame with each frame that is JSON. It throws what new WebSocket
+// throws.
+export function adminSocket(path, onFrame) {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(`${proto}//${location.host}${path}`, ['aditus-queue.v1']);
+  ws.addEventListener('open', () => ws.send(JSON.stringify({ type: 'auth', token: token() })));
+  ws.addEventListener('message', (ev) => {
+    let f;
+    try {
+      f = JSON.parse(ev.data);
+    } catch {
+      return;
+    }
+    onFrame(f);
+  });
+  return ws;
+}
+
 export function setToken(t) {
   if (t) sessionStorage.setItem(KEY, t);
   else sessionStorage.removeItem(KEY);

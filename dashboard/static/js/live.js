@@ -6,9 +6,8 @@
 
 import { h, clear, setText } from './dom.js';
 import { t, num, duration, when, lang } from './i18n.js';
-import { token, info, call, site } from './api.js';
+import { adminSocket, info, call, site } from './api.js';
 
-const PROTOCOL = 'aditus-queue.v1';
 const WINDOW = 30 * 60; // seconds of history the chart shows
 const FATAL = { 4401: 'bad token', 4403: 'forbidden', 4404: 'unknown room' };
 
@@ -32,33 +31,21 @@ export class LiveSocket {
 
   connect() {
     if (this.stopped) return;
-    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const url = `${proto}//${location.host}/api/admin/queue/sites/${encodeURIComponent(this.id)}/live`;
     let ws;
     try {
-      ws = new WebSocket(url, [PROTOCOL]);
+      ws = adminSocket(`/api/admin/queue/sites/${encodeURIComponent(this.id)}/live`, (f) => {
+        if (f.type !== this.type) return;
+        this.failures = 0;
+        this.onStatus('live');
+        this.onFrame(f, this.fresh);
+        this.fresh = false;
+      });
     } catch {
       this.retry();
       return;
     }
     this.ws = ws;
     this.fresh = true;
-    ws.addEventListener('open', () => {
-      ws.send(JSON.stringify({ type: 'auth', token: token() }));
-    });
-    ws.addEventListener('message', (ev) => {
-      let f;
-      try {
-        f = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
-      if (f.type !== this.type) return;
-      this.failures = 0;
-      this.onStatus('live');
-      this.onFrame(f, this.fresh);
-      this.fresh = false;
-    });
     ws.addEventListener('close', (ev) => {
       if (this.ws !== ws || this.stopped) return;
       if (FATAL[ev.code]) {

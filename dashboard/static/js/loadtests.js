@@ -6,11 +6,10 @@
 
 import { h, clear, setText } from './dom.js';
 import { t, num, when } from './i18n.js';
-import { call, token } from './api.js';
+import { adminSocket, call } from './api.js';
 import { instancesPanel } from './instances.js';
 import { gauge } from './live.js';
 
-const PROTOCOL = 'aditus-queue.v1';
 const PROFILES = ['join', 'status', 'mix'];
 
 const runPath = (id) => `/loadtests/${encodeURIComponent(id)}`;
@@ -277,16 +276,7 @@ export function loadTestRunView(main, id) {
   }
 
   function connect() {
-    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    ws = new WebSocket(`${proto}//${location.host}/api/admin/queue/loadtests/${encodeURIComponent(id)}/live`, [PROTOCOL]);
-    ws.addEventListener('open', () => ws.send(JSON.stringify({ type: 'auth', token: token() })));
-    ws.addEventListener('message', (ev) => {
-      let f;
-      try {
-        f = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
+    ws = adminSocket(`/api/admin/queue/loadtests/${encodeURIComponent(id)}/live`, (f) => {
       if (f.type === 'run') {
         run = f.run;
         series = f.run.series || [];
