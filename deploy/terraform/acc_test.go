@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // The acceptance test drives the real OpenTofu CLI (deploy/terraform/
@@ -265,18 +267,18 @@ func startServe(t *testing.T, bin, dataDir string, extra ...string) string {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if res, err := http.Get("http://" + addr + "/queue/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return "http://" + addr
-			}
+	up := testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool {
+		res, err := http.Get("http://" + addr + "/queue/healthz")
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not answer:\n%s", log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
+	if !up {
+		t.Fatalf("serve did not answer:\n%s", log.String())
 	}
+	return "http://" + addr
 }
 
 func (a *acc) write(tf string) { writeFile(a.t, filepath.Join(a.dir, "main.tf"), tf) }
@@ -487,18 +489,18 @@ func TestAcceptanceCapacity(t *testing.T) {
 // capacityID waits for the proxy's room to be announced, and returns its id.
 func (a *acc) capacityID() string {
 	a.t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); ; {
+	var id string
+	testwait.UntilEvery(a.t, 15*time.Second, 100*time.Millisecond, "the proxy's capacity room listed", func() bool {
 		var list struct {
 			Rooms []struct{ ID string } `json:"rooms"`
 		}
-		if a.call("GET", "/api/admin/queue/capacity", accToken, nil, &list) == 200 && len(list.Rooms) == 1 {
-			return list.Rooms[0].ID
+		if a.call("GET", "/api/admin/queue/capacity", accToken, nil, &list) != 200 || len(list.Rooms) != 1 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			a.t.Fatal("the proxy's capacity room was not listed")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		id = list.Rooms[0].ID
+		return true
+	})
+	return id
 }
 
 func (a *acc) runtime(id string) map[string]any {

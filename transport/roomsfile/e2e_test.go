@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/roomsfile"
 )
 
@@ -77,20 +78,15 @@ func startNode(t *testing.T, dataDir string, extra ...string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.stop() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.UntilEvery(t, 30*time.Second, 50*time.Millisecond, "serve answers healthz", func() bool {
 		res, err := http.Get(n.base + "/queue/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return n
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not answer healthz")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
+	return n
 }
 
 func (n *node) stop() {
@@ -366,16 +362,14 @@ func TestRoomsCapacity(t *testing.T) {
 	n := startNode(t, filepath.Join(dir, "data"), "--proxy-config", proxyConfig, "--proxy-addr", "127.0.0.1:0")
 	c := client(t, n)
 	var room roomsfile.CapacityState
-	deadline := time.Now().Add(15 * time.Second)
-	for room.ID == "" {
-		if rooms, err := c.CapacityRooms(context.Background()); err == nil && len(rooms) == 1 {
-			room = rooms[0]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the proxy's capacity room was not listed: %v %v", rooms, err)
-		} else {
-			time.Sleep(100 * time.Millisecond)
+	testwait.UntilEvery(t, 15*time.Second, 100*time.Millisecond, "the proxy's capacity room listed", func() bool {
+		rooms, err := c.CapacityRooms(context.Background())
+		if err != nil || len(rooms) != 1 {
+			return false
 		}
-	}
+		room = rooms[0]
+		return true
+	})
 	file, planFile := filepath.Join(dir, "rooms.hcl"), filepath.Join(dir, "plan.json")
 	writeFile(t, file, "capacity_room \"shop.example.com\" \"/\" {\n  active = 800\n  paused = true\n}\n")
 	code, out := rooms(t, n, "plan", "-f", file)
