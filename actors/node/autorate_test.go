@@ -55,13 +55,9 @@ func newTestShop(t *testing.T) *testShop {
 
 func startHealthNode(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		Health:         health.NewHTTP(&health.Guard{AllowPrivate: true}),
 		HealthInterval: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return n
 }
 
@@ -289,11 +285,8 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	superseded := signalHandler{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
 		msg: "superseded", once: new(sync.Once), done: make(chan struct{})}
 	aChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
-	a, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(superseded),
+	a := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, Logger: slog.New(superseded),
 		Health: aChecks, HealthInterval: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer a.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -316,12 +309,8 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	eventually(t, 10*time.Second, "the first member polls", func() bool { return aChecks.n.Load() >= 3 })
 
 	bChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
-	b, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	b := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		Health: bChecks, HealthInterval: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer b.Stop(context.Background())
 	var v room.View
 	if err := b.Client.Admin(ctx, id, protocol.OpGet, admin, &v); err != nil {

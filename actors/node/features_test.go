@@ -2,8 +2,6 @@ package node
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,12 +23,7 @@ func (c *skewClock) Advance(d time.Duration) { c.skew.Add(int64(d)) }
 
 func startNodeAt(t *testing.T, l persistence.Log, clock *skewClock) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Now: clock.Now,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, Now: clock.Now}})
 }
 
 // eventually polls cond until it holds or the deadline passes.

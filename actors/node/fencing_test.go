@@ -23,11 +23,8 @@ import (
 // them on one log are a partition in which both sides own every room.
 func loneMember(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

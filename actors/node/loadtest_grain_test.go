@@ -2,10 +2,8 @@ package node
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -35,12 +33,8 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	}))
 	defer front.Close()
 	l := memlog.New()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		LoadTests: grain.LoadTestDeps{BaseURL: front.URL, FlushSeconds: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -25,12 +23,7 @@ func hash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 
 func startNode(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l}})
 }
 
 func TestRoomLifecycleOnOneMember(t *testing.T) {

@@ -35,10 +35,7 @@ func TestDrawWithoutTheChain(t *testing.T) {
 	}
 	src := &lostBeacon{}
 	src.chain.Store(chain)
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Beacon: src, Logger: startNodeLogger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Beacon: src}})
 	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

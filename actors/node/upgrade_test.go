@@ -2,8 +2,6 @@ package node
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -19,12 +17,7 @@ import (
 // startNodeOlder is startNode with the cluster's older nodes given.
 func startNodeOlder(t *testing.T, l persistence.Log, older func([]string) []string) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Older: older,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, Older: older}})
 }
 
 // createAndStop creates a room with cfg on a member over l, stops the
