@@ -73,10 +73,7 @@ func TestGrainFollowsTheShopsHealth(t *testing.T) {
 	cfg := room.Config{Slug: "auto", Name: "Auto", RatePerMinute: 100, Active: true,
 		AutoRate: room.AutoRate{HealthURL: shop.srv.URL + "/health", MinRate: 50, MaxRate: 400, RaisePercent: 10, CutPercent: 50, MaxFailures: 2,
 			Rules: []room.Rule{{Metric: "responseMs", Op: "<", Value: 100}, {Metric: "metrics.cpuLoad", Op: "<", Value: 0.9}}}}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	id := cr.View.ID
 	admin := protocol.AdminRequest{Actor: "admin"}
 	enable := func() error {
@@ -201,11 +198,8 @@ func TestHealthTestCallFailing(t *testing.T) {
 	defer n.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "t", Name: "T", RatePerMinute: 10, Active: true,
-		AutoRate: room.AutoRate{HealthURL: shop.srv.URL, MinRate: 5, MaxRate: 20}}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "t", Name: "T", RatePerMinute: 10, Active: true,
+		AutoRate: room.AutoRate{HealthURL: shop.srv.URL, MinRate: 5, MaxRate: 20}})
 	var res protocol.HealthTestResult
 	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpHealthCheck, protocol.AdminRequest{Actor: "admin"}, &res); err != nil {
 		t.Fatal(err)
@@ -292,10 +286,7 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	defer cancel()
 	cfg := room.Config{Slug: "fenced", Name: "Fenced", RatePerMinute: 100, Active: true,
 		AutoRate: room.AutoRate{HealthURL: shop.srv.URL, MinRate: 10, MaxRate: 100}}
-	cr, err := a.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, a, cfg)
 	id, admin := cr.View.ID, protocol.AdminRequest{Actor: "admin"}
 	if err := a.Client.Admin(ctx, id, protocol.OpHealthCheck, admin, nil); err != nil {
 		t.Fatal(err)

@@ -50,10 +50,7 @@ func TestWriteQueueBound(t *testing.T) {
 	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "flood", Name: "Flood", RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "flood", Name: "Flood", RatePerMinute: 60, Active: true})
 	id := cr.View.ID
 	var code protocol.CodeInfo
 	if err := n.Client.Admin(ctx, id, protocol.OpCodeAdd, protocol.AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {

@@ -62,10 +62,7 @@ func TestAbandonDetectionInTheGrain(t *testing.T) {
 	defer cancel()
 	cfg := room.Config{Slug: "abandon", Name: "Abandon", RatePerMinute: 60, Active: true,
 		Abandon: room.Abandon{Enabled: true, GraceSeconds: 60}}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	id := cr.View.ID
 	const joins = 300
 	for range joins {
@@ -155,11 +152,8 @@ func TestBypassUsesSurviveRestart(t *testing.T) {
 	n := startNode(t, l)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "vip", Name: "VIP", TargetURL: "https://shop.example.com/",
-		RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "vip", Name: "VIP", TargetURL: "https://shop.example.com/",
+		RatePerMinute: 60, Active: true})
 	id := cr.View.ID
 	limit := 3
 	var ci protocol.CodeInfo

@@ -73,10 +73,7 @@ func splitBrain(t *testing.T, l persistence.Log) {
 	a, b := loneMember(t, l), loneMember(t, l)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cr, err := a.Client.Create(ctx, room.Config{Slug: "split", Name: "Split", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, a, room.Config{Slug: "split", Name: "Split", RatePerMinute: 6000, Active: true})
 	id := cr.View.ID
 
 	var (

@@ -7,6 +7,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
+	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
 func startNodeLogger() *slog.Logger {
@@ -33,6 +36,17 @@ func mustStart(t testing.TB, cfg Config) *Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// mustCreate creates cfg's room through n as "admin" and fails the test
+// when it cannot.
+func mustCreate(t *testing.T, ctx context.Context, n *Node, cfg room.Config) *protocol.CreateResult {
+	t.Helper()
+	cr, err := n.Client.Create(ctx, cfg, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cr
 }
 
 // freeAddr is a loopback address no one listens on, for a node's cluster

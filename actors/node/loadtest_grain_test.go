@@ -42,10 +42,7 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "grain-room", Name: "Grain", RatePerMinute: 60, Active: true, Test: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "grain-room", Name: "Grain", RatePerMinute: 60, Active: true, Test: true})
 	spec := loadtest.Spec{SiteID: cr.View.ID, Slug: "grain-room", Profile: loadtest.ProfileJoin, RatePerSecond: 20, DurationSeconds: 3}
 	run, err := n.Client.LoadTestStart(ctx, spec)
 	if err != nil || run.State != loadtest.StateRunning {

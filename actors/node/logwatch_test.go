@@ -31,10 +31,7 @@ func TestFailedFsyncFailsTheNode(t *testing.T) {
 	defer n.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "disk", Name: "Disk", RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "disk", Name: "Disk", RatePerMinute: 60, Active: true})
 	if _, err := n.Client.Join(ctx, cr.View.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,7 @@ func TestRoomLifecycleOnOneMember(t *testing.T) {
 	defer cancel()
 
 	cfg := room.Config{Slug: "spring-sale", Name: "Spring sale", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	if cr.Secret == "" || !cr.View.Exists {
 		t.Fatalf("create: %+v", cr)
 	}
@@ -123,10 +120,7 @@ func TestUnavailableLogAnswersUnavailable(t *testing.T) {
 	defer n.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "outage", Name: "Outage", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "outage", Name: "Outage", RatePerMinute: 6000, Active: true})
 	l.SetDown(true)
 	var seen bool
 	for i := 0; i < 200; i++ {

@@ -37,10 +37,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	deadline, _ := ctx.Deadline()
 	defer cancel()
-	cr, err := front.Client.Create(ctx, room.Config{Slug: "alone", Name: "Alone", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, front, room.Config{Slug: "alone", Name: "Alone", RatePerMinute: 6000, Active: true})
 	id := cr.View.ID
 	first, err := front.Client.Join(ctx, id)
 	if err != nil {

@@ -42,10 +42,7 @@ func TestGoneRoomRests(t *testing.T) {
 	defer cancel()
 	var ids []string
 	for _, slug := range []string{"stays", "goes"} {
-		cr, err := n.Client.Create(ctx, room.Config{Slug: slug, Name: slug, RatePerMinute: 60, Active: true}, "admin")
-		if err != nil {
-			t.Fatal(err)
-		}
+		cr := mustCreate(t, ctx, n, room.Config{Slug: slug, Name: slug, RatePerMinute: 60, Active: true})
 		ids = append(ids, cr.View.ID)
 	}
 	live, gone := ids[0], ids[1]

@@ -40,10 +40,7 @@ func TestDrawWithoutTheChain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	opens := time.Now().Add(2 * time.Second)
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "lost", Name: "Lost", RatePerMinute: 60, Active: true, OpensAt: &opens}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "lost", Name: "Lost", RatePerMinute: 60, Active: true, OpensAt: &opens})
 	if cr.View.Armed == nil || cr.View.Armed.Commit == nil || cr.View.Armed.Commit.Chain == nil {
 		t.Fatalf("the draw commits no beacon round: %+v", cr.View.Armed)
 	}

@@ -53,10 +53,7 @@ func onceRoom(t *testing.T, ctx context.Context, l persistence.Log, logger *slog
 	t.Helper()
 	n = mustStart(t, Config{Member: true, CallTimeout: 30 * time.Second, Deps: grain.Deps{Log: l,
 		WriteTimeout: 10 * time.Second, Logger: logger}})
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "once", Name: "Once", RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "once", Name: "Once", RatePerMinute: 60, Active: true})
 	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpCodeAdd, protocol.AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {
 		t.Fatal(err)
 	}

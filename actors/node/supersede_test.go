@@ -23,10 +23,7 @@ func TestJoinWaitingWhenSupersededIsRetried(t *testing.T) {
 	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "moving", Name: "Moving", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "moving", Name: "Moving", RatePerMinute: 6000, Active: true})
 	id := cr.View.ID
 
 	l.shut.Store(true)
