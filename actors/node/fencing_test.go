@@ -2,15 +2,13 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
+	"github.com/aditus-queue/aditus-queue/persistence/kafkalog/kafkatest"
 
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -40,21 +38,9 @@ func loneMember(t *testing.T, l persistence.Log) *Node {
 func TestSplitBrainIssuesNoNumberTwice(t *testing.T) {
 	t.Run("memlog", func(t *testing.T) { splitBrain(t, memlog.New()) })
 	t.Run("kafka", func(t *testing.T) {
-		s := os.Getenv("AQ_KAFKA_BROKERS")
-		if s == "" {
-			t.Skip("AQ_KAFKA_BROKERS is not set: this case needs a real Kafka broker (deploy/local/kafka.sh start; AQ_KAFKA_BROKERS=127.0.0.1:9092)")
-		}
-		bs := strings.Split(s, ",")
-		prefix := fmt.Sprintf("aq-test.%s.split-brain", time.Now().UTC().Format("20060102-150405.000000"))
-		cfg := kafkalog.Config{Brokers: bs, EventsTopic: prefix + ".events", SnapshotsTopic: prefix + ".snapshots", Partitions: 2}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c := &kafka.Client{Addr: kafka.TCP(bs...), Timeout: 10 * time.Second}
-			if _, err := c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{cfg.EventsTopic, cfg.SnapshotsTopic}}); err != nil {
-				t.Logf("delete test topics: %v", err)
-			}
-		})
+		bs := kafkatest.Brokers(t)
+		events, snapshots := kafkatest.Topics(t, bs)
+		cfg := kafkalog.Config{Brokers: bs, EventsTopic: events, SnapshotsTopic: snapshots, Partitions: 2}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		l, err := kafkalog.Open(ctx, cfg)
