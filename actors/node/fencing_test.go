@@ -23,11 +23,7 @@ func loneMember(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
 	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-	})
+	stopNode(t, n)
 	return n
 }
 

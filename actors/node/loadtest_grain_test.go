@@ -35,11 +35,7 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	l := memlog.New()
 	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		LoadTests: grain.LoadTestDeps{BaseURL: front.URL, FlushSeconds: 2}}})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-	}()
+	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cr := mustCreate(t, ctx, n, room.Config{Slug: "grain-room", Name: "Grain", RatePerMinute: 60, Active: true, Test: true})

@@ -19,11 +19,7 @@ func TestFrontNodeStops(t *testing.T) {
 	health := freeAddr(t)
 	deps := grain.Deps{Log: memlog.New(), Logger: startNodeLogger()}
 	member := mustStart(t, Config{Member: true, HealthAddr: health, Peers: []string{health}, Deps: deps})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		member.Stop(ctx)
-	}()
+	stopNode(t, member)
 	for _, graceful := range []bool{true, false} {
 		front := mustStart(t, Config{Peers: []string{health}, Deps: deps})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
