@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // Timeouts of the public HTTP servers. A slow client may hold a
@@ -34,12 +36,25 @@ func proxyServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
 }
 
+// httpServer is an HTTP server a listener serves: net/http's, or fasthttp's
+// (fastServer).
+type httpServer interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+}
+
+// fastServer is fasthttp's server as an httpServer; its Serve returns nil once
+// shut down.
+type fastServer struct{ *fasthttp.Server }
+
+func (s fastServer) Shutdown(ctx context.Context) error { return s.ShutdownWithContext(ctx) }
+
 // listener is one of a node's HTTP servers with its bound socket; its
 // name says which in errors ("visitor", "ops", "proxy").
 type listener struct {
 	name string
 	ln   net.Listener
-	srv  *http.Server
+	srv  httpServer
 	// stop, when set, runs after the server shut down (a proxy's own
 	// clean-up).
 	stop func()
@@ -78,10 +93,10 @@ func (ls *listeners) bind(name, addr string) (*listener, error) {
 
 // serve starts l's server; a failure other than the shutdown is sent on
 // Failed, naming the listener.
-func (ls *listeners) serve(l *listener, srv *http.Server) {
+func (ls *listeners) serve(l *listener, srv httpServer) {
 	l.srv = srv
 	go func() {
-		if err := srv.Serve(l.ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			ls.failed <- &listenerError{name: l.name, addr: l.ln.Addr().String(), err: err}
 		}
 	}()

@@ -39,6 +39,8 @@ func main() {
 		os.Exit(bench.Main(ctx, args, os.Stdout, os.Stderr))
 	case "draw":
 		os.Exit(runDraw(ctx, args, os.Stdout, os.Stderr))
+	case "rooms":
+		os.Exit(runRooms(ctx, args, os.Stdout, os.Stderr))
 	case "version", "--version", "-version":
 		exitOn("version", runVersion(args, os.Stdout), 2)
 	case "help", "--help", "-h", "-help":
@@ -78,6 +80,7 @@ commands:
   log       what the embedded log holds and what retention would drop (aditus-queue log inspect --data-dir D)
   bench     load tests and benchmarks (aditus-queue bench --help)
   draw      check a room's draw from outside (aditus-queue draw verify URL [--number N])
+  rooms     rooms as code: the difference between a file and a node, and its application (aditus-queue rooms plan|apply -f rooms.hcl)
   version   the version, commit, Go release, log formats and event features (--json for scripts)
 `)
 }

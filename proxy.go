@@ -24,11 +24,13 @@ import (
 func parseProxyFlags(args []string, getenv func(string) string) (*serveConfig, error) {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
-			fmt.Fprintln(os.Stderr, "usage: aditus-queue proxy --config FILE [--addr :8080] [--upstream-client fast|std] [--upstream-timeout 60s]\n"+
+			fmt.Fprintln(os.Stderr, "usage: aditus-queue proxy --config FILE [--addr :8080] [--visitor-server fast|std] [--upstream-client fast|std]\n"+
+				"       [--upstream-timeout 60s]\n"+
 				"       [serve's log and cluster flags]\n\n"+
 				"Without --peers the proxy runs alone on the embedded log in --data-dir; with --peers it joins the\n"+
-				"cluster as a front node. Of serve's flags below, --addr is the proxy's address; --upstream-client and\n"+
-				"--upstream-timeout are --proxy-upstream-client and --proxy-upstream-timeout; --roles, --admin-token\n"+
+				"cluster as a front node. Of serve's flags below, --addr is the proxy's address; --visitor-server,\n"+
+				"--upstream-client and --upstream-timeout are --proxy-visitor-server, --proxy-upstream-client and\n"+
+				"--proxy-upstream-timeout; --roles, --admin-token\n"+
 				"and the other --proxy-* do not apply.")
 			return parseServeFlags([]string{"--help"}, getenv)
 		}
@@ -38,7 +40,7 @@ func parseProxyFlags(args []string, getenv func(string) string) (*serveConfig, e
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (name == "upstream-client" || name == "upstream-timeout") {
+		if strings.HasPrefix(a, "-") && (name == "upstream-client" || name == "upstream-timeout" || name == "visitor-server") {
 			// The proxy's own names for serve's --proxy-upstream-*.
 			rest = append(rest, "--proxy-"+strings.TrimLeft(a, "-"))
 			continue
@@ -125,6 +127,10 @@ func startProxy(b *bootstrap, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
+	vs, err := proxy.ParseVisitorServer(c.ProxyVisitorServer)
+	if err != nil {
+		return err
+	}
 	l, err := b.ls.bind("proxy", addr)
 	if err != nil {
 		return err
@@ -145,7 +151,11 @@ func startProxy(b *bootstrap, c *serveConfig) error {
 		stopHUP()
 		h.Close()
 	}
-	b.ls.serve(l, proxyServer(h))
+	if vs == proxy.VisitorFast {
+		b.ls.serve(l, fastServer{h.FastServer()})
+	} else {
+		b.ls.serve(l, proxyServer(h))
+	}
 	b.logger.Info("aditus-queue proxy serving", "addr", l.ln.Addr().String(), "config", path, "cluster", n.Address())
 	return nil
 }

@@ -59,7 +59,10 @@ type serveConfig struct {
 	ProxyConfig, ProxyAddr string
 	// ProxyUpstreamClient is the proxy's path to its upstreams (fast or
 	// std); ProxyUpstreamTimeout bounds an upstream's silence.
-	ProxyUpstreamClient  string
+	ProxyUpstreamClient string
+	// ProxyVisitorServer is the server the proxy faces visitors with
+	// (fast or std).
+	ProxyVisitorServer   string
 	ProxyUpstreamTimeout time.Duration
 	// TrustedProxies are the CIDRs of proxies whose X-Forwarded-For is
 	// believed (comma-separated; empty: none, the peer is the client).
@@ -165,6 +168,9 @@ func (c *serveConfig) parseRaw(raw rawServeFlags) error {
 	}
 	if _, err := proxy.ParseForwarding(c.ProxyUpstreamClient); err != nil {
 		return fmt.Errorf("--proxy-upstream-client: %w", err)
+	}
+	if _, err := proxy.ParseVisitorServer(c.ProxyVisitorServer); err != nil {
+		return fmt.Errorf("--proxy-visitor-server: %w", err)
 	}
 	if c.ProxyUpstreamTimeout, err = time.ParseDuration(raw.upstreamTimeout); err != nil || c.ProxyUpstreamTimeout < time.Millisecond {
 		return fmt.Errorf("--proxy-upstream-timeout: %q is not a duration of a millisecond or more (say 60s)", raw.upstreamTimeout)

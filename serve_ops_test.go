@@ -163,8 +163,8 @@ func TestOpsListenerServesNoProfilesBeyondLoopback(t *testing.T) {
 	if st, _ := get(t, "http://"+real+"/debug/pprof/"); st != http.StatusNotFound {
 		t.Fatalf("/debug/pprof/ beyond loopback: %d, want 404", st)
 	}
-	if l.srv.WriteTimeout == 0 || l.srv.ReadTimeout == 0 || l.srv.IdleTimeout == 0 || l.srv.ReadHeaderTimeout == 0 {
-		t.Fatalf("timeouts of the ops server beyond loopback: %+v", l.srv)
+	if srv := l.srv.(*http.Server); srv.WriteTimeout == 0 || srv.ReadTimeout == 0 || srv.IdleTimeout == 0 || srv.ReadHeaderTimeout == 0 {
+		t.Fatalf("timeouts of the ops server beyond loopback: %+v", srv)
 	}
 }
 

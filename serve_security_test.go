@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -85,18 +83,5 @@ func TestPeersDropEmptyEntries(t *testing.T) {
 	}
 	if got := (&serveConfig{}).peers(); len(got) != 0 {
 		t.Fatalf("no peers: %q", got)
-	}
-}
-
-func TestProxyHasTheOperationsListener(t *testing.T) {
-	s := newShop(t)
-	ops := freeAddr(t)
-	startProxyProc(t, t.TempDir(), fmt.Sprintf(capacityConfig, s.addr(), 3, "1m"), "--ops-addr", ops)
-	st, body := get(t, "http://"+ops+"/metrics")
-	if st != http.StatusOK || !strings.Contains(body, "\naditus_queue_rooms_unavailable ") || !strings.Contains(body, "\ngo_goroutines ") {
-		t.Fatalf("proxy's /metrics: %d, want the node's and the process's metrics", st)
-	}
-	if st, body := get(t, "http://"+ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {
-		t.Fatalf("proxy's healthz: %d %q", st, body)
 	}
 }

@@ -66,6 +66,7 @@ func serveFlagRows(c *serveConfig, raw *rawServeFlags) []flagRow {
 		boolFlag(&c.AllowPrivateHealthURLs, "allow-private-health-urls", false, "let autoRate health URLs reach loopback, private and link-local addresses"),
 		strFlag(&c.ProxyConfig, "proxy-config", "", "HCL file of capacity rooms: also run the enforcing reverse proxy (see aditus-queue proxy)"),
 		strFlag(&c.ProxyAddr, "proxy-addr", ":8081", "listen address of the reverse proxy with --proxy-config"),
+		strFlag(&c.ProxyVisitorServer, "proxy-visitor-server", "fast", "the reverse proxy's server facing visitors: fast (fasthttp's server; bodies up to 1 MB, headers up to 128 KB) or std (net/http's; streamed bodies, 1 MB of headers)"),
 		strFlag(&c.ProxyUpstreamClient, "proxy-upstream-client", "fast", "how the reverse proxy reaches upstreams: fast (pooled connections, fasthttp's client) or std (net/http/httputil)"),
 		strFlag(&raw.upstreamTimeout, "proxy-upstream-timeout", "60s", "the reverse proxy's bound on connecting to an upstream, awaiting its answer and its silence within a body (504 beyond)"),
 		strFlag(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (default: none)"),

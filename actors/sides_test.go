@@ -39,10 +39,13 @@ var (
 	}
 )
 
-// helpers are test helpers that start a whole node for the tests of the
-// packages they sit in; they are left out of the rules, and only tests may
-// import them.
-var helpers = map[string]bool{"transport/api/apitest": true}
+// helpers are test helpers (two start a whole node for the tests of the
+// packages they sit in; one waits for a condition; one checks answers
+// against the API document); they are left out of the rules, and only
+// tests and other helpers may import them.
+var helpers = map[string]bool{
+	"transport/api/apitest": true, "actors/node/nodetest": true, "internal/testwait": true, "transport/api/apidoc": true,
+}
 
 // listed is what go list tells of one package.
 type listed struct {

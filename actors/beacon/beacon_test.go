@@ -14,6 +14,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/beacon"
 	"github.com/aditus-queue/aditus-queue/actors/beacon/beacontest"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // Every recorded round of both real chains verifies under its chain's key,
@@ -194,13 +195,7 @@ func TestDialRelayDownThenUp(t *testing.T) {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
 	srv := beacontest.StartOn(t, ln)
-	deadline := time.Now().Add(10 * time.Second)
-	for cl.Chain() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the chain was not read within 10 s of the relay coming up")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 10*time.Second, 10*time.Millisecond, "the chain read once the relay is up", func() bool { return cl.Chain() != nil })
 	if got := hex.EncodeToString(cl.Chain().Hash); got != quick.Hash {
 		t.Fatalf("chain %s, want %s", got, quick.Hash)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
@@ -56,12 +57,10 @@ func benchReplay(b *testing.B, l persistence.Log) {
 	g := newRoomGrain(&deps).(*roomGrain)
 	g.id, g.log = protocol.NewRoomID(), quiet
 	// Topics just created may not have a leader for a moment.
-	for try := 0; try < 20 && !g.ready; try++ {
-		if try > 0 {
-			time.Sleep(250 * time.Millisecond)
-		}
+	testwait.Poll(5*time.Second, 250*time.Millisecond, func() bool {
 		g.activate()
-	}
+		return g.ready
+	})
 	if !g.ready {
 		b.Fatal("first activation failed")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
@@ -29,13 +30,7 @@ func startNodeAt(t *testing.T, l persistence.Log, clock *skewClock) *Node {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, d, what, cond)
 }
 
 // ticked waits until room id's grain on n has ticked at the clock's

@@ -31,6 +31,9 @@ type ProxyConfig struct {
 	Exe string
 	// Clients are the proxy's --upstream-client values to run (fast, std).
 	Clients []string
+	// Servers are the proxy's --visitor-server values to run each client
+	// behind (fast, std; none: the default alone).
+	Servers []string
 	// Nginx is the nginx program; empty leaves nginx out.
 	Nginx string
 	Wrk   Wrk
@@ -113,19 +116,32 @@ func CompareProxies(ctx context.Context, cfg ProxyConfig) ([]ProxyTarget, error)
 		runs = append(runs, proxyRun{name: "nginx", url: "http://" + addr + proxyPath, headers: []string{"Host: " + proxyHost},
 			pids: func() []int { return append(childrenOf(pid), pid) }})
 	}
-	for _, c := range cfg.Clients {
-		addr, pid, stop, err := startCapacityProxy(ctx, cfg, c, up.URL().Host)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		cookie, err := admitted(ctx, addr)
-		if err != nil {
-			return nil, fmt.Errorf("proxy %s: %w", c, err)
-		}
-		runs = append(runs, proxyRun{name: "proxy-" + c, url: "http://" + addr + proxyPath,
-			headers: []string{"Host: " + proxyHost, "Cookie: " + cookie}, pids: func() []int { return []int{pid} }})
+	servers := cfg.Servers
+	if len(servers) == 0 {
+		servers = []string{"fast"}
 	}
+	for _, s := range servers {
+		for _, c := range cfg.Clients {
+			name := proxyTargetName(s, c)
+			addr, pid, stop, err := startCapacityProxy(ctx, cfg, name, []string{"--upstream-client", c, "--visitor-server", s}, up.URL().Host)
+			if err != nil {
+				return nil, err
+			}
+			defer stop()
+			cookie, err := admitted(ctx, addr)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			runs = append(runs, proxyRun{name: name, url: "http://" + addr + proxyPath,
+				headers: []string{"Host: " + proxyHost, "Cookie: " + cookie}, pids: func() []int { return []int{pid} }})
+		}
+	}
+	return measureProxies(ctx, cfg, runs)
+}
+
+// measureProxies runs each target cfg.Rounds times, the order reversed
+// every other round, with the server's CPU time per request.
+func measureProxies(ctx context.Context, cfg ProxyConfig, runs []proxyRun) ([]ProxyTarget, error) {
 	out := make([]ProxyTarget, len(runs))
 	for i, r := range runs {
 		out[i].Name = r.name
@@ -204,7 +220,7 @@ http {
 	fastcgi_temp_path %[1]s/fastcgi;
 	uwsgi_temp_path %[1]s/uwsgi;
 	scgi_temp_path %[1]s/scgi;
-	upstream shop { server %[2]s; keepalive 256; }
+	upstream shop { server %[2]s; keepalive 64; }
 	server {
 		listen %[3]s;
 		location / {
@@ -262,15 +278,25 @@ const capacityConf = `host "%s" {
 
 var proxyServing = regexp.MustCompile(`msg="aditus-queue proxy serving" addr=(\S+)`)
 
+// proxyTargetName names the proxy on visitor server s and upstream client
+// c: proxy-<c> on fasthttp's server (the default), proxy-<c>-nethttp on
+// net/http's.
+func proxyTargetName(s, c string) string {
+	if s == "std" {
+		return "proxy-" + c + "-nethttp"
+	}
+	return "proxy-" + c
+}
+
 // startCapacityProxy runs `aditus-queue proxy` alone on its embedded log
-// with the given upstream client and returns the address it serves.
-func startCapacityProxy(ctx context.Context, cfg ProxyConfig, client, upstream string) (string, int, func(), error) {
+// with the given flags and returns the address it serves.
+func startCapacityProxy(ctx context.Context, cfg ProxyConfig, client string, flags []string, upstream string) (string, int, func(), error) {
 	conf := filepath.Join(cfg.Dir, "shop-"+client+".hcl")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, capacityConf, proxyHost, upstream), 0o600); err != nil {
 		return "", 0, nil, err
 	}
-	cmd := exec.Command(cfg.Exe, "proxy", "--config", conf, "--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0",
-		"--data-dir", filepath.Join(cfg.Dir, "data-"+client), "--upstream-client", client)
+	cmd := exec.Command(cfg.Exe, append([]string{"proxy", "--config", conf, "--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0",
+		"--data-dir", filepath.Join(cfg.Dir, "data-"+client)}, flags...)...)
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return "", 0, nil, err

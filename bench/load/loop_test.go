@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/bench/histogram"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // fakeClock is a clock that moves only when told to, or when the scheduler
@@ -301,16 +302,12 @@ func pacedStall(t *testing.T, conns, maxInFlight int) (startedWhenIssued, mostOp
 		PacedLoop(context.Background(), clock, NewSchedule(start, 100, 2*time.Second, 0), conns, maxInFlight, rec, req)
 	}()
 	// Every send is issued once the clock was slept on 200 times.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Poll(10*time.Second, time.Millisecond, func() bool {
 		clock.mu.Lock()
 		sleeps := clock.sleeps
 		clock.mu.Unlock()
-		if (sleeps == 200 && started.Load() == int64(conns)) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return sleeps == 200 && started.Load() == int64(conns)
+	})
 	startedWhenIssued = started.Load()
 	clock.Set(start.Add(3 * time.Second))
 	close(release)

@@ -9,6 +9,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/front"
 	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/dashboard/instances"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/api/apitest"
 )
@@ -28,11 +29,7 @@ func TestInstancesEndpoint(t *testing.T) {
 	defer r.Stop(context.Background())
 
 	var in map[string]any
-	deadline := time.Now().Add(10 * time.Second)
-	for in == nil || in["requestsPerSecond"].(float64) <= 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no report with a request rate within 10 s: %v", in)
-		}
+	testwait.UntilEvery(t, 10*time.Second, 100*time.Millisecond, "a report with a request rate", func() bool {
 		st, m := s.Call("GET", "/api/admin/queue/instances", adminTok, nil)
 		if st != 200 {
 			t.Fatalf("instances: %d %v", st, m)
@@ -40,8 +37,8 @@ func TestInstancesEndpoint(t *testing.T) {
 		if l := m["instances"].([]any); len(l) == 1 {
 			in = l[0].(map[string]any)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return in != nil && in["requestsPerSecond"].(float64) > 0
+	})
 	if in["id"] != n.ID() || in["address"] != n.Address() || in["version"] != "test" || in["webSockets"] != float64(7) ||
 		in["rssBytes"].(float64) <= 0 || in["heapBytes"].(float64) <= 0 || in["goroutines"].(float64) <= 0 ||
 		in["publicUrl"] != apitest.PublicURL || in["commit"] != "c0ffee" || in["goVersion"] != "go1.x" || fmt.Sprint(in["features"]) != "[modes]" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
 
@@ -83,10 +84,7 @@ func BenchmarkStatusWithDashboards(b *testing.B) {
 				}
 			}()
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for first.Load() < sockets && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testwait.Poll(10*time.Second, 10*time.Millisecond, func() bool { return first.Load() >= sockets })
 		if e.hub.Sockets() != sockets {
 			b.Fatalf("sockets: got %d, want %d", e.hub.Sockets(), sockets)
 		}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/gate"
 )
 
@@ -88,8 +89,7 @@ func startProcess(t *testing.T, cmd *exec.Cmd, base string) {
 			t.Logf("output of %s:\n%s", filepath.Base(cmd.Path), out)
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	answers := testwait.Poll(60*time.Second, 50*time.Millisecond, func() bool {
 		select {
 		case <-done:
 			t.Fatalf("%s exited:\n%s", cmd.Path, out)
@@ -98,11 +98,12 @@ func startProcess(t *testing.T, cmd *exec.Cmd, base string) {
 		res, err := client.Get(base + "/")
 		if err == nil {
 			res.Body.Close()
-			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	})
+	if !answers {
+		t.Fatalf("%s did not answer on %s within 60 s:\n%s", cmd.Path, base, out)
 	}
-	t.Fatalf("%s did not answer on %s within 60 s:\n%s", cmd.Path, base, out)
 }
 
 func write(t *testing.T, path, text string) {

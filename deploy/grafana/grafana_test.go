@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/api/apitest"
 )
 
@@ -66,27 +67,24 @@ func TestDashboardMetricsExist(t *testing.T) {
 			res.Body.Close()
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var missing []string
+	var text string
+	shown := testwait.Poll(10*time.Second, 200*time.Millisecond, func() bool {
 		res, err := http.Get(srv.OpsURL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		text := string(body)
-		missing := []string{}
+		text, missing = string(body), nil
 		for name := range names {
 			if !strings.Contains(text, "\n"+name+`{room="grafana-sale"} `) {
 				missing = append(missing, name)
 			}
 		}
-		if len(missing) == 0 && strings.Contains(text, "\n"+grain.MetricRoomIssued+`{room="grafana-sale"} 3`) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not on /metrics with room=\"grafana-sale\" (or issued ≠ 3): %v\n%s", missing, text)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return len(missing) == 0 && strings.Contains(text, "\n"+grain.MetricRoomIssued+`{room="grafana-sale"} 3`)
+	})
+	if !shown {
+		t.Fatalf("not on /metrics with room=\"grafana-sale\" (or issued ≠ 3): %v\n%s", missing, text)
 	}
 }

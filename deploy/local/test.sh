@@ -66,6 +66,15 @@ go test -count=1 -timeout 20m ./...
 # kustomize and compose-go stay out of the server's dependencies.
 echo "== deploy/k8s manifests, kustomize build and docker-compose.yml (deploy/k8s/check)"
 (cd deploy/k8s/check && go mod tidy -diff && go vet ./... && go test -count=1 -timeout 5m ./...)
+# The Terraform provider, in a module of its own: gofmt, vet, staticcheck,
+# its schema test, and its acceptance tests with the OpenTofu CLI (built
+# from its Go module source once, cached under ~/.cache/aditus-queue/tofu)
+# against a real serve. `rooms plan/apply` is tested with go test above.
+echo "== Terraform provider with OpenTofu (deploy/terraform)"
+tofu=$(deploy/terraform/build-tofu.sh)
+(cd deploy/terraform && unformatted=$(gofmt -l .) && { [[ -z $unformatted ]] || { echo "gofmt: $unformatted" >&2; exit 1; }; } &&
+	go mod tidy -diff && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
+	TF_ACC=1 AQ_TOFU=$tofu go test -count=1 -timeout 10m ./...)
 if [[ -z ${AQ_SKIP_KAFKA:-} ]]; then
 	# The fault tests stop and start brokers, so they run alone, after the
 	# rest: a broker stopped under another package's test would fail it.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence"
 )
 
@@ -101,7 +102,14 @@ func TestBrokerRestart(t *testing.T) {
 			}
 		}(w)
 	}
-	time.Sleep(500 * time.Millisecond)
+	ackedNow := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	// The writers are under way (a hundred of their appends acknowledged)
+	// when the broker stops.
+	testwait.Until(t, 30*time.Second, "the writers' first hundred appends", func() bool { return ackedNow() >= 150 })
 	kafkaSh(t, "stop")
 
 	start := time.Now()
@@ -121,17 +129,14 @@ func TestBrokerRestart(t *testing.T) {
 
 	kafkaSh(t, "start")
 	up := time.Now()
-	for {
-		if appendOne("after") == nil {
-			break
-		}
-		if time.Since(up) > 60*time.Second {
-			t.Fatal("appends still fail 60s after the broker is back")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 60*time.Second, 100*time.Millisecond, "appends succeeding again after the broker is back", func() bool {
+		return appendOne("after") == nil
+	})
 	t.Logf("appends succeed again %v after start returned", time.Since(up).Round(time.Millisecond))
-	time.Sleep(time.Second)
+	// The writers, through the restart, go on: a hundred more of their
+	// appends acknowledged.
+	again := ackedNow() + 100
+	testwait.Until(t, 30*time.Second, "the writers' appends after the restart", func() bool { return ackedNow() >= again })
 	close(stop)
 	wg.Wait()
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/logtest"
 )
@@ -355,10 +356,7 @@ func TestCloseStopsGoroutines(t *testing.T) {
 		}
 	}
 	l.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Poll(5*time.Second, 50*time.Millisecond, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines after close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])

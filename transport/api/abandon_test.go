@@ -63,7 +63,13 @@ func TestAbandonDetectionThroughHTTP(t *testing.T) {
 	}
 	for s := 62; s <= 92; s += 2 {
 		clock.Advance(2 * time.Second)
-		time.Sleep(150 * time.Millisecond) // a grain tick, a scan
+		// The grain samples, and looks for abandoned numbers, on its tick:
+		// its dashboard sample of the clock's second exists once it ticked.
+		at := clock.Now().Unix()
+		waitFor(t, 10*time.Second, "a tick at the advanced clock", func() bool {
+			r, err := w.node.Client.Stats(context.Background(), id, at-1)
+			return err == nil && len(r.History) > 0 && r.History[len(r.History)-1].T >= at
+		})
 		if s == 90 {
 			heartbeats()
 		}

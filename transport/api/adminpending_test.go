@@ -52,16 +52,11 @@ func TestAdminSocketsPendingBounded(t *testing.T) {
 		t.Fatalf("a silent socket: %v, want closed %d", err, adminws.CloseUnauthorized)
 	}
 	// Its place (and every other's, as they all timed out) is free.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	waitFor(t, 5*time.Second, "a place after the pending sockets timed out", func() bool {
 		c, _, err := dialAdmin(t, e.srv.URL, path, "192.0.2.3", "", adminws.Subprotocol)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no place after the pending sockets timed out: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 }

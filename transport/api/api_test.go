@@ -305,17 +305,10 @@ func TestAdminAPI(t *testing.T) {
 	if st, _, _ := e.do("GET", "/api/admin/queue/sites/"+otherID, adminTok, nil); st != 404 {
 		t.Fatalf("get deleted: %d", st)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	waitFor(t, 5*time.Second, "a join of the deleted room answered 404", func() bool {
 		st, _, _ := e.do("POST", "/queue/admin-b/join", "", nil)
-		if st == 404 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("join of a deleted room: %d", st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return st == 404
+	})
 	if st, _, _ := e.do("POST", "/api/admin/queue/sites", adminTok, map[string]any{"slug": "admin-b", "name": "again", "ratePerMinute": 5}); st != 201 {
 		t.Fatalf("re-create a deleted slug: %d", st)
 	}

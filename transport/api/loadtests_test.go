@@ -20,6 +20,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
@@ -124,17 +125,16 @@ func (e *env) createTestRoom(slug string, test bool) string {
 // waitRun polls run id until cond holds, for at most 30 s.
 func (e *env) waitRun(id string, cond func(map[string]any) bool) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, m, _ := e.do("GET", "/api/admin/queue/loadtests/"+id, adminTok, nil)
-		if st == http.StatusOK && cond(m) {
-			return m
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("run %s: condition not reached: %d %v", id, st, m)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var st int
+	var m map[string]any
+	reached := testwait.Poll(30*time.Second, 200*time.Millisecond, func() bool {
+		st, m, _ = e.do("GET", "/api/admin/queue/loadtests/"+id, adminTok, nil)
+		return st == http.StatusOK && cond(m)
+	})
+	if !reached {
+		e.t.Fatalf("run %s: condition not reached: %d %v", id, st, m)
 	}
+	return m
 }
 
 func ended(m map[string]any) bool { return m["state"] != "running" }
@@ -462,19 +462,19 @@ func TestScheduledRunFiresAndIsFlagged(t *testing.T) {
 	}
 
 	var fired map[string]any
-	deadline := time.Now().Add(30 * time.Second)
-	for fired == nil {
-		_, page, _ := s.do("GET", "/api/admin/queue/loadtests?limit=100", adminTok, nil)
+	var page map[string]any
+	finished := testwait.Poll(30*time.Second, 200*time.Millisecond, func() bool {
+		_, page, _ = s.do("GET", "/api/admin/queue/loadtests?limit=100", adminTok, nil)
 		for _, r := range page["runs"].([]any) {
 			m := r.(map[string]any)
 			if m["scheduled"] == true && m["scheduleId"] == scID && m["state"] == "finished" {
 				fired = m
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no scheduled run finished: %v", page)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return fired != nil
+	})
+	if !finished {
+		t.Fatalf("no scheduled run finished: %v", page)
 	}
 	if st, _, _ := s.do("DELETE", "/api/admin/queue/schedules/"+scID, adminTok, nil); st != http.StatusNoContent {
 		t.Errorf("delete schedule: %d", st)

@@ -9,9 +9,9 @@ import (
 
 // OpenAPI is the OpenAPI 3.1 document of every visitor and admin endpoint,
 // served at GET /api/openapi.json. It is written by hand in openapi.json and
-// kept true by TestOpenAPI (package main), which walks the router built by
-// serve against it both ways and validates recorded answers against its
-// schemas.
+// kept true by TestOpenAPIRoutes (package main), which walks the router
+// built by serve against it both ways, and TestOpenAPI (deploy/local/e2e),
+// which validates the binary's recorded answers against its schemas.
 //
 //go:embed openapi.json
 var OpenAPI []byte

@@ -157,7 +157,8 @@ func TestScheduledOpeningThroughHTTP(t *testing.T) {
 	// comes back alone.
 	if other != nil {
 		other.stop()
-		time.Sleep(time.Second) // the survivor notices, before it stops too
+		// The survivor notices, before it stops too.
+		waitFor(t, 10*time.Second, "the survivor seeing itself alone", func() bool { return len(w.node.Members()) == 1 })
 	}
 	w.restart(t, true)
 	for n := 1; n <= pre; n++ {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
@@ -23,16 +24,10 @@ func (w *world) powEnabled(t *testing.T, slug string) (bool, float64) {
 // pollPow polls GET /pow for up to d of real time until it says want.
 func (w *world) pollPow(t *testing.T, slug string, want bool, d time.Duration) bool {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if on, _ := w.powEnabled(t, slug); on == want {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return testwait.Poll(d, 20*time.Millisecond, func() bool {
+		on, _ := w.powEnabled(t, slug)
+		return on == want
+	})
 }
 
 // TestPowAutoUnderFlood: 20 addresses join together, 200 a second of

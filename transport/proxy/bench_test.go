@@ -15,6 +15,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
@@ -60,15 +61,14 @@ func benchSetup(b *testing.B) (bare, ours *httptest.Server, cookie string) {
 	req, _ := http.NewRequest("GET", ours.URL+"/", nil)
 	req.Host = "shop.test"
 	var res *http.Response
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		res, err = http.DefaultClient.Do(req)
-		if err == nil && res.StatusCode == 200 {
-			break
+	admitted := testwait.Poll(20*time.Second, 100*time.Millisecond, func() bool {
+		if res, err = http.DefaultClient.Do(req); err == nil && res.StatusCode != 200 {
+			res.Body.Close()
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("no admission: %v %v", res, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err == nil && res.StatusCode == 200
+	})
+	if !admitted {
+		b.Fatalf("no admission: %v %v", res, err)
 	}
 	res.Body.Close()
 	for _, c := range res.Cookies() {

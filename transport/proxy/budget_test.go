@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 func TestConfigAddressBudget(t *testing.T) {
@@ -101,11 +102,7 @@ func BenchmarkFirstRequest(b *testing.B) {
 				f.h.ServeHTTP(w, req)
 				return w.Code
 			}
-			for deadline := time.Now().Add(20 * time.Second); get() != 200; time.Sleep(50 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					b.Fatal("the room never answered")
-				}
-			}
+			testwait.UntilEvery(b, 20*time.Second, 50*time.Millisecond, "the room answering 200", func() bool { return get() == 200 })
 			if tc.name == "challenged" { // first requests until the room asks for work
 				for deadline := time.Now().Add(20 * time.Second); get() != 503 || !strings.Contains(w.Body.String(), "data-challenge"); {
 					if time.Now().After(deadline) {

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"sync"
 	"unsafe"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -87,10 +88,10 @@ func (b *cookieBox) seal(v Visitor) string {
 
 // open returns what cookie value s says, or errCookie when it was changed,
 // made for another host or room, or is not a cookie at all. It allocates
-// nothing: the admitted visitor's check is on every request.
+// nothing (its buffers, which the cipher's interface would move to the
+// heap, are pooled): the admitted visitor's check is on every request.
 func (b *cookieBox) open(s string) (Visitor, error) {
 	var v Visitor
-	var buf [12 + cookieSize + 16]byte
 	size := cookieSize
 	switch base64.RawURLEncoding.DecodedLen(len(s)) {
 	case 12 + cookieSize + 16:
@@ -99,13 +100,15 @@ func (b *cookieBox) open(s string) (Visitor, error) {
 	default:
 		return v, errCookie
 	}
-	raw := buf[:12+size+16]
+	sc := openScratch.Get().(*cookieScratch)
+	defer openScratch.Put(sc)
+	raw := sc.raw[:12+size+16]
 	n, err := base64.RawURLEncoding.Decode(raw, unsafe.Slice(unsafe.StringData(s), len(s))) // read only
 	if err != nil || n != len(raw) {
 		return v, errCookie
 	}
-	var plain [cookieSize]byte
-	if _, err := b.aead.Open(plain[:0], raw[:12], raw[12:], b.ad); err != nil {
+	plain, err := b.aead.Open(sc.plain[:0], raw[:12], raw[12:], b.ad)
+	if err != nil {
 		return v, errCookie
 	}
 	copy(v.ID[:], plain[:visitorSize])
@@ -115,6 +118,14 @@ func (b *cookieBox) open(s string) (Visitor, error) {
 	}
 	return v, nil
 }
+
+// cookieScratch is open's working space.
+type cookieScratch struct {
+	raw   [12 + cookieSize + 16]byte
+	plain [cookieSize]byte
+}
+
+var openScratch = sync.Pool{New: func() any { return new(cookieScratch) }}
 
 // newVisitor returns a fresh random visitor id.
 func newVisitor() Visitor {

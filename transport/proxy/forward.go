@@ -110,21 +110,33 @@ func (h *Handler) upstreamFailed(w http.ResponseWriter, r *http.Request, upstrea
 	}
 	if isTimeout(err) {
 		h.log.Warn("upstream timed out", "upstream", upstream.Host, "error", err)
-		http.Error(w, "Gateway timeout: the site behind this proxy took too long to answer.", http.StatusGatewayTimeout)
+		http.Error(w, msgGatewayTimeout, http.StatusGatewayTimeout)
 		return
 	}
 	h.log.Warn("upstream unreachable", "upstream", upstream.Host, "error", err)
-	http.Error(w, "Bad gateway: the site behind this proxy did not answer.", http.StatusBadGateway)
+	http.Error(w, msgBadGateway, http.StatusBadGateway)
 }
 
+// The answers to a request whose upstream failed.
+const (
+	msgGatewayTimeout = "Gateway timeout: the site behind this proxy took too long to answer."
+	msgBadGateway     = "Bad gateway: the site behind this proxy did not answer."
+)
+
 // forwarder is the handler that sends a location's requests to upstream
-// on the path o chooses, through framed.
-func (h *Handler) forwarder(upstream *url.URL, fr *front, o Options) http.Handler {
+// on the path o chooses, through framed, and, on fasthttp's client with
+// an upstream URL that joins nothing, the fast visitor server's
+// forwarding of the requests it admits itself (nil otherwise).
+func (h *Handler) forwarder(upstream *url.URL, fr *front, o Options) (http.Handler, fastForward) {
 	std := h.stdForwarder(upstream, fr, o)
 	if o.Forwarding == ForwardStd {
-		return framed(std)
+		return framed(std), nil
 	}
-	return framed(newFastForwarder(h, upstream, fr, o, std))
+	ff := newFastForwarder(h, upstream, fr, o, std)
+	if ff.joins {
+		return framed(ff), nil
+	}
+	return framed(ff), ff
 }
 
 // stdForwarder is httputil.ReverseProxy with the front's rewrite, the

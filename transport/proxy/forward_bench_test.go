@@ -22,12 +22,12 @@ func BenchmarkForward(b *testing.B) {
 		fw   Forwarding
 	}{{"direct", -1}, {"std", ForwardStd}, {"fast", ForwardFast}} {
 		b.Run(fw.name, func(b *testing.B) {
-			p := up
+			p := strings.TrimPrefix(up.URL, "http://")
 			if fw.fw >= 0 {
-				p = conformanceProxy(b, strings.TrimPrefix(up.URL, "http://"), fw.fw, false, time.Minute)
+				p = conformanceProxy(b, visitorServers[1], p, fw.fw, false, time.Minute)
 			}
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-			req, _ := http.NewRequest("GET", p.URL+"/item?id=1", nil)
+			req, _ := http.NewRequest("GET", "http://"+p+"/item?id=1", nil)
 			req.Host = "shop.test"
 			req.Header.Set("Cookie", "a=b")
 			b.ReportAllocs()

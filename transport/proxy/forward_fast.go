@@ -42,6 +42,9 @@ type fastForwarder struct {
 	front    *front
 	client   *fasthttp.HostClient
 	upgrade  http.Handler
+	// pool carries the fast visitor server's requests to a plain-HTTP
+	// upstream (nil for https: they go by client).
+	pool *connPool
 	// joins: the upstream URL has a path or query that each request's
 	// is joined to, as httputil.ProxyRequest.SetURL does.
 	joins bool
@@ -73,8 +76,12 @@ func newFastForwarder(h *Handler, upstream *url.URL, fr *front, o Options, upgra
 		MaxIdemponentCallAttempts: 2,
 		RetryIfErr:                retryStale,
 	}
-	return &fastForwarder{h: h, upstream: upstream, front: fr, client: c, upgrade: upgrade,
+	f := &fastForwarder{h: h, upstream: upstream, front: fr, client: c, upgrade: upgrade,
 		joins: upstream.Path != "" && upstream.Path != "/" || upstream.RawQuery != ""}
+	if !tls {
+		f.pool = newConnPool(addr, timeout)
+	}
+	return f
 }
 
 // retryStale retries a request without a body once on a fresh connection

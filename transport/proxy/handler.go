@@ -8,7 +8,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/aditus-queue/aditus-queue/transport/canon"
 	"github.com/aditus-queue/aditus-queue/transport/crawler"
@@ -70,6 +73,8 @@ type Handler struct {
 	log   *slog.Logger
 	stop  chan struct{}
 	wg    sync.WaitGroup
+	// fastSrv is the fast visitor server, once FastServer made it.
+	fastSrv atomic.Pointer[fasthttp.Server]
 }
 
 // route is a location with its handlers.
@@ -77,6 +82,14 @@ type route struct {
 	loc   *Location
 	rooms []roomRoute
 	next  http.Handler
+	// fast forwards what the fast visitor server admits itself (nil: it
+	// takes the standard path).
+	fast fastForward
+}
+
+// fastForward forwards a request the fast visitor server admitted.
+type fastForward interface {
+	serveVisitor(ctx *fasthttp.RequestCtx, a *fastAdmission)
 }
 
 type roomRoute struct {
@@ -163,17 +176,20 @@ func (h *Handler) route(loc *Location, cfg *Config, fr *front, o Options, gates 
 		rt.rooms = append(rt.rooms, roomRoute{prefixes: rr.Prefixes, gate: g})
 	}
 	if loc.Upstream != nil {
-		rt.next = h.forwarder(loc.Upstream, fr, o)
+		rt.next, rt.fast = h.forwarder(loc.Upstream, fr, o)
 	} else {
 		rt.next = http.StripPrefix(strings.TrimSuffix(loc.Path, "/"), http.FileServer(http.Dir(loc.Directory)))
 	}
 	return rt, nil
 }
 
-// Close stops the renewal batches after sending the last one.
+// Close stops the renewal batches after sending the last one, and closes
+// the fast path's idle upstream connections (those in use are closed when
+// their answer ends).
 func (h *Handler) Close() {
 	close(h.stop)
 	h.wg.Wait()
+	h.closePools()
 }
 
 func (h *Handler) flushLoop() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // tableStore is a Store over one capacity.Table per room in this process,
@@ -161,11 +162,9 @@ func TestHandlerConcurrentVisitors(t *testing.T) {
 				}
 				return res.StatusCode
 			}
-			for deadline := time.Now().Add(30 * time.Second); do("/") != 200; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Error("never admitted")
-					return
-				}
+			if !testwait.Poll(30*time.Second, 20*time.Millisecond, func() bool { return do("/") == 200 }) {
+				t.Error("never admitted")
+				return
 			}
 			mu.Lock()
 			inside++

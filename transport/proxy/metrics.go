@@ -5,7 +5,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // Collector is the proxy's metrics of its capacity rooms on this node:
 // first requests refused for their address's budget, the automatic proof
 // of work (the bits asked now, and the challenge pages answered), and the
-// rooms kept closed because their key does not open.
+// rooms kept closed because their key does not open, and the visitor
+// connections refused over fasthttp's server's bound.
 func (h *Handler) Collector() prometheus.Collector { return collector{h} }
 
 type collector struct{ h *Handler }
@@ -21,6 +22,8 @@ var (
 		"Requests with a cookie answered 503 without asking the room: their client address was over its budget of checks.", nil, nil)
 	challengesDesc = prometheus.NewDesc("aditus_queue_proxy_pow_challenges_total",
 		"First requests to a capacity room answered with a proof-of-work challenge.", []string{"host", "room"}, nil)
+	connRefusalsDesc = prometheus.NewDesc("aditus_queue_proxy_visitor_connections_refused_total",
+		"Visitor connections fasthttp's server answered 503 and closed: it was serving its bound of connections at once.", nil, nil)
 	unavailableDesc = prometheus.NewDesc("aditus_queue_proxy_rooms_unavailable",
 		"Capacity rooms this node keeps closed (503) because their cookie key does not open with its master key.", nil, nil)
 )
@@ -32,6 +35,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- unavailableDesc
 	ch <- waitingCachedDesc
 	ch <- waitingRefusalsDesc
+	ch <- connRefusalsDesc
 	describeRooms(ch)
 }
 
@@ -52,5 +56,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(unavailableDesc, prometheus.GaugeValue, float64(unavailable))
 	ch <- prometheus.MustNewConstMetric(waitingCachedDesc, prometheus.CounterValue, float64(cached))
 	ch <- prometheus.MustNewConstMetric(waitingRefusalsDesc, prometheus.CounterValue, float64(waitRefused))
+	var connRefused uint32
+	if s := c.h.fastSrv.Load(); s != nil {
+		connRefused = s.GetRejectedConnectionsCount()
+	}
+	ch <- prometheus.MustNewConstMetric(connRefusalsDesc, prometheus.CounterValue, float64(connRefused))
 	c.collectRooms(ch)
 }

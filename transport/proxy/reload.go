@@ -97,6 +97,7 @@ func (r *Reloadable) reload() error {
 // (their old cookies must not admit them again), the proof of work and
 // runtime settings in force until the next batch.
 func (h *Handler) carryOver(old *Handler) {
+	h.fastSrv.Store(old.fastSrv.Load()) // its refusals are counted on
 	by := map[string]*gate{}
 	for _, g := range old.gates {
 		by[g.id] = g

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 	"github.com/aditus-queue/aditus-queue/transport/api"
@@ -199,11 +201,5 @@ func TestSocketLimits(t *testing.T) {
 // once a closed one is dropped.
 func waitSockets(t *testing.T, hub *ws.Hub, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for hub.Sockets() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("closed socket not dropped: %d", hub.Sockets())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, 5*time.Second, fmt.Sprintf("the hub counting %d sockets once the closed one is dropped", n), func() bool { return hub.Sockets() == n })
 }

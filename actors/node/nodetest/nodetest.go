@@ -16,6 +16,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 )
@@ -92,11 +93,5 @@ func BenchRoom(b *testing.B) (*node.Node, *protocol.CreateResult) {
 // first: the way to wait for an event the test cannot be told of.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, d, what, cond)
 }

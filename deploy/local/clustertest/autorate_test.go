@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // rateLog reads a room's adjustments through p, newest first.
@@ -52,13 +54,9 @@ func TestKillOwnerWhileRegulating(t *testing.T) {
 	if st, m, err := call(c.front.base, "PATCH", path, c.admin, site); err != nil || st != 200 {
 		t.Fatalf("enable: %d %v %v", st, m, err)
 	}
-	deadline := time.Now().Add(40 * time.Second)
-	for len(c.rateLog(t, c.front, id)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("fewer than two adjustments within 40s")
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, 40*time.Second, 500*time.Millisecond, "two adjustments of the rate", func() bool {
+		return len(c.rateLog(t, c.front, id)) >= 2
+	})
 	host, _ := c.host(id)
 	if host == nil {
 		t.Fatal("no member logged the room's activation")
@@ -69,12 +67,9 @@ func TestKillOwnerWhileRegulating(t *testing.T) {
 
 	// Polling goes on from another member: the first adjustment after the
 	// kill starts from the rate of the last one before it.
-	deadline = time.Now().Add(60 * time.Second)
-	for {
-		if time.Now().After(deadline) {
-			t.Fatalf("no adjustment after the kill within 60s: %v", c.rateLog(t, c.front, id))
-		}
-		var first, last map[string]any
+	var first, last map[string]any
+	adjusted := testwait.Poll(60*time.Second, 500*time.Millisecond, func() bool {
+		first, last = nil, nil
 		for _, a := range c.rateLog(t, c.front, id) { // newest first
 			at, err := time.Parse(time.RFC3339Nano, a["at"].(string))
 			if err != nil {
@@ -86,19 +81,19 @@ func TestKillOwnerWhileRegulating(t *testing.T) {
 				last = a
 			}
 		}
-		if first != nil {
-			if first["from"] != last["to"] || first["to"].(float64) <= first["from"].(float64) {
-				t.Fatalf("after the fail-over: %v, before it: %v; want a rise from the rate the room had", first, last)
-			}
-			after := c.waitHost(id, killed, 10*time.Second)
-			if after == host {
-				t.Fatalf("the room is polled by the killed member %s", host.name)
-			}
-			t.Logf("%s goes on from %v/min (%v after the kill)", after.name, last["to"], time.Since(killed).Round(time.Second))
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
+		return first != nil
+	})
+	if !adjusted {
+		t.Fatalf("no adjustment after the kill within 60s: %v", c.rateLog(t, c.front, id))
 	}
+	if first["from"] != last["to"] || first["to"].(float64) <= first["from"].(float64) {
+		t.Fatalf("after the fail-over: %v, before it: %v; want a rise from the rate the room had", first, last)
+	}
+	after := c.waitHost(id, killed, 10*time.Second)
+	if after == host {
+		t.Fatalf("the room is polled by the killed member %s", host.name)
+	}
+	t.Logf("%s goes on from %v/min (%v after the kill)", after.name, last["to"], time.Since(killed).Round(time.Second))
 	st, site, _ = call(c.front.base, "GET", path, c.admin, nil)
 	if st != 200 || site["ratePerMinute"].(float64) <= 100 {
 		t.Fatalf("site after the fail-over: %d %v", st, site)

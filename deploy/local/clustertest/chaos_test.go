@@ -13,6 +13,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/bench/histogram"
 	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // The chaos soak (deploy/local/chaos.sh, and a step of deploy/local/test.sh):
@@ -417,18 +418,16 @@ func TestChaosSoak(t *testing.T) {
 		}
 	}
 	t.Logf("%d tokens checked after the soak, %d of them granted before the last kill", len(tokens), before)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		tk, class := target.Join(context.Background(), true)
-		if class == load.OK {
-			if tk.Number <= maxNumber {
-				t.Errorf("join after the soak answered number %d, not above %d", tk.Number, maxNumber)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no join answered within 30s after the soak (last %s)", class)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var tk load.Ticket
+	var class load.Class
+	again := testwait.Poll(30*time.Second, 200*time.Millisecond, func() bool {
+		tk, class = target.Join(context.Background(), true)
+		return class == load.OK
+	})
+	if !again {
+		t.Fatalf("no join answered within 30s after the soak (last %s)", class)
+	}
+	if tk.Number <= maxNumber {
+		t.Errorf("join after the soak answered number %d, not above %d", tk.Number, maxNumber)
 	}
 }

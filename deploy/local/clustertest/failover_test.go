@@ -108,8 +108,8 @@ func TestKillHostDuringJoins(t *testing.T) {
 	if after == host {
 		t.Fatalf("room re-activated on the killed member %s", host.name)
 	}
-	// Keep joining for a while on the new host.
-	time.Sleep(time.Second)
+	// Joins go on on the new host: three hundred answered since the kill.
+	s.waitFor(t, "300 joins answered since the kill", time.Minute, func(r []joined) bool { return answersSince(r, killed, 200) >= 300 })
 	recs := s.halt()
 	max, n := checkUnique(t, recs)
 	checkStatuses(t, recs)
@@ -156,7 +156,8 @@ func TestPausedHostDuringJoins(t *testing.T) {
 	if after == host {
 		t.Fatalf("room re-activated on the paused member")
 	}
-	time.Sleep(time.Second)
+	// The new host serves while the old one is still stopped.
+	s.waitFor(t, "300 joins answered since the pause", time.Minute, func(r []joined) bool { return answersSince(r, paused, 200) >= 300 })
 	host.signal(18) // SIGCONT
 	select {
 	case <-host.done:
@@ -166,7 +167,8 @@ func TestPausedHostDuringJoins(t *testing.T) {
 	if out := host.output(); !strings.Contains(out, "did not run for") {
 		t.Fatalf("%s exited without saying it stalled:\n%s", host.name, tail(out, 20))
 	}
-	time.Sleep(time.Second)
+	gone := time.Now()
+	s.waitFor(t, "300 joins answered once the paused member is gone", time.Minute, func(r []joined) bool { return answersSince(r, gone, 200) >= 300 })
 	recs := s.halt()
 	max, n := checkUnique(t, recs)
 	checkStatuses(t, recs)

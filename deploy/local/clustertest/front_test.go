@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/gorilla/websocket"
 )
 
@@ -86,11 +87,5 @@ func waitingOf(m map[string]any) float64 {
 
 func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.UntilEvery(t, timeout, 50*time.Millisecond, what, cond)
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -271,38 +272,39 @@ func (p *proc) exited() bool {
 
 func (p *proc) waitHealthy(timeout time.Duration) {
 	p.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	healthy := testwait.Poll(timeout, 50*time.Millisecond, func() bool {
 		if p.exited() {
 			p.t.Fatalf("%s exited during start (%v):\n%s", p.name, p.err, tail(p.output(), 30))
 		}
 		res, err := httpClient.Get(p.base + "/queue/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("%s did not answer healthz within %v:\n%s", p.name, timeout, tail(p.output(), 30))
-		}
-		time.Sleep(50 * time.Millisecond)
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
+	if !healthy {
+		p.t.Fatalf("%s did not answer healthz within %v:\n%s", p.name, timeout, tail(p.output(), 30))
 	}
 }
 
 // waitReady waits until p can reach a grain (the member list has formed).
 func (c *cluster) waitReady(p *proc, timeout time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st, _, _ := call(p.base, "GET", "/api/admin/queue/sites", c.admin, nil)
-		if st == 200 {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s reached no grain within %v (last status %d)", p.name, timeout, st)
-		}
-		time.Sleep(100 * time.Millisecond)
+	waitSitesWithin(c.t, p.base, c.admin, timeout)
+}
+
+// waitSitesWithin waits until the node at base answers the list of rooms,
+// which it reads from the directory grain.
+func waitSitesWithin(t *testing.T, base, admin string, timeout time.Duration) {
+	t.Helper()
+	var st int
+	reached := testwait.Poll(timeout, 100*time.Millisecond, func() bool {
+		st, _, _ = call(base, "GET", "/api/admin/queue/sites", admin, nil)
+		return st == 200
+	})
+	if !reached {
+		t.Fatalf("%s reached no grain within %v (last status %d)", base, timeout, st)
 	}
 }
 
@@ -354,16 +356,16 @@ func (c *cluster) host(id string) (*proc, time.Time) {
 // waitHost waits until room id is active on some member, after since.
 func (c *cluster) waitHost(id string, since time.Time, timeout time.Duration) *proc {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if p, at := c.host(id); p != nil && !at.Before(since.Add(-time.Millisecond)) {
-			return p
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("room %s was not activated after %v within %v", id, since.Format(time.RFC3339Nano), timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var host *proc
+	activated := testwait.Poll(timeout, 50*time.Millisecond, func() bool {
+		p, at := c.host(id)
+		host = p
+		return p != nil && !at.Before(since.Add(-time.Millisecond))
+	})
+	if !activated {
+		c.t.Fatalf("room %s was not activated after %v within %v", id, since.Format(time.RFC3339Nano), timeout)
 	}
+	return host
 }
 
 var httpClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -499,14 +501,22 @@ func (s *joinStream) snapshot() []joined {
 // waitFor waits until cond holds over the stream's records, or fails.
 func (s *joinStream) waitFor(t *testing.T, what string, timeout time.Duration, cond func([]joined) bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond(s.snapshot()) {
-		if time.Now().After(deadline) {
-			recs := s.snapshot()
-			t.Fatalf("%s: not within %v (%d joins recorded, %s)", what, timeout, len(recs), summary(recs))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Poll(timeout, 20*time.Millisecond, func() bool { return cond(s.snapshot()) }) {
+		recs := s.snapshot()
+		t.Fatalf("%s: not within %v (%d joins recorded, %s)", what, timeout, len(recs), summary(recs))
 	}
+}
+
+// answersSince counts the joins of recs answered with status that began
+// after since.
+func answersSince(recs []joined, since time.Time, status int) int {
+	n := 0
+	for _, j := range recs {
+		if j.status == status && j.start.After(since) {
+			n++
+		}
+	}
+	return n
 }
 
 // summary counts answers by status.

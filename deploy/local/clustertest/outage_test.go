@@ -64,7 +64,7 @@ func TestBrokerOutageDuringJoins(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(2 * time.Second)
+	s.waitFor(t, "500 joins refused while the broker is down", time.Minute, func(r []joined) bool { return answersSince(r, down, 503) >= 500 })
 	duringMax, _ := countOK(s.snapshot())
 	up := time.Now()
 	sh("start")
@@ -78,7 +78,7 @@ func TestBrokerOutageDuringJoins(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(time.Second)
+	s.waitFor(t, "300 joins answered since the broker came back", time.Minute, func(r []joined) bool { return answersSince(r, up, 200) >= 300 })
 	recs := s.halt()
 	checkUnique(t, recs)
 	checkStatuses(t, recs)

@@ -98,7 +98,23 @@ func TestPartitionedMemberLeaves(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(3 * time.Second)
+	// The majority stays and serves: after the cut-off member's exit each
+	// of its members answers writes of its own (a room created through it,
+	// and joins into that room), and the front answers a thousand joins
+	// more (over a second of the stream), none of them through a member
+	// that has gone.
+	for i, m := range c.members[:2] {
+		own := fmt.Sprintf("%s-%d", slug, i)
+		c.createRoom(m, own, 6000)
+		for range 20 {
+			if j := join(m.base, own); j.status != 200 {
+				t.Fatalf("a join through %s of the majority after the cut: %d %v %v", m.name, j.status, j.body, j.err)
+			}
+		}
+	}
+	s.waitFor(t, "a thousand joins answered through the front after the cut-off member's exit", 60*time.Second, func(r []joined) bool {
+		return answersSince(r, after, 200) >= 1000
+	})
 	for _, m := range c.members[:2] {
 		if m.exited() {
 			t.Fatalf("%s of the majority exited (%v):\n%s", m.name, m.err, tail(m.output(), 30))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // clusterSh runs deploy/local/cluster.sh verb (and its arguments) with env added to the test's
@@ -208,12 +209,14 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 		// A room nobody used during the roll is activated on its new
 		// member by this join: its first block may take longer than a
 		// join waits (503 log_unavailable, retried as a page does).
-		j := join(front, slug)
-		for deadline := time.Now().Add(10 * time.Second); j.status == 503 && time.Now().Before(deadline); {
-			t.Logf("%s: join after the roll answered 503 %v; again", slug, j.body)
-			time.Sleep(200 * time.Millisecond)
+		var j joined
+		testwait.Poll(10*time.Second, 200*time.Millisecond, func() bool {
+			if j.status == 503 {
+				t.Logf("%s: join after the roll answered 503 %v; again", slug, j.body)
+			}
 			j = join(front, slug)
-		}
+			return j.status != 503
+		})
 		if j.status != 200 || (slug != "restart-0" && j.number <= r.max) {
 			t.Fatalf("%s: join after the roll: %d number %d, want above %d: %v", slug, j.status, j.number, r.max, j.body)
 		}
@@ -241,15 +244,5 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 // waitSites waits until the front reaches the directory grain.
 func waitSites(t *testing.T, base, admin string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, _, _ := call(base, "GET", "/api/admin/queue/sites", admin, nil)
-		if st == 200 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s reached no grain within 30s (status %d)", base, st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitSitesWithin(t, base, admin, 30*time.Second)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // rollJoin is one join of the roll's open loop.
@@ -71,7 +72,20 @@ func TestRollUnderLoad(t *testing.T) {
 			return class
 		})
 	}()
-	time.Sleep(time.Until(start.Add(2 * time.Second)))
+	// everyRoomSince says whether every room has answered n joins that
+	// ended after since.
+	everyRoomSince := func(since time.Time, n int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		per := make([]int, rooms)
+		for _, j := range joins {
+			if j.class == load.OK && j.end.After(since) {
+				per[j.room]++
+			}
+		}
+		return slices.Min(per) >= n
+	}
+	testwait.UntilEvery(t, time.Minute, 50*time.Millisecond, "joins into every room before the roll", func() bool { return everyRoomSince(start, 500) })
 	var stops []string
 	for i, m := range c.members {
 		at := time.Now()
@@ -84,7 +98,8 @@ func TestRollUnderLoad(t *testing.T) {
 		stops = append(stops, fmt.Sprintf("%s stopped at +%.1fs in %v, back in %v", m.name, at.Sub(start).Seconds(), stopped.Sub(at).Round(time.Millisecond),
 			time.Since(stopped).Round(time.Millisecond)))
 	}
-	time.Sleep(time.Second)
+	rolled := time.Now()
+	testwait.UntilEvery(t, time.Minute, 50*time.Millisecond, "joins into every room after the roll", func() bool { return everyRoomSince(rolled, 50) })
 	cancel()
 	<-loopDone
 

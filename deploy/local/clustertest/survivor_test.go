@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // TestLastMemberServes kills (SIGKILL) two members of three at once while
@@ -41,24 +43,22 @@ func TestLastMemberServes(t *testing.T) {
 	// Every room answers a number through the front again.
 	var all time.Duration
 	for _, r := range rooms {
-		for {
-			j := join(c.front.base, r.slug)
-			if j.status == 200 {
-				if r.seen[j.number] || j.number <= r.max {
-					t.Fatalf("%s after the kill: number %d, answered before or not above %d", r.slug, j.number, r.max)
-				}
-				r.seen[j.number] = true
-				r.max = j.number
-				break
-			}
-			if j.err != nil || j.status != 503 {
+		var j joined
+		served := testwait.Poll(time.Until(killed.Add(30*time.Second)), 20*time.Millisecond, func() bool {
+			j = join(c.front.base, r.slug)
+			if j.status != 200 && (j.err != nil || j.status != 503) {
 				t.Fatalf("%s after the kill: %d %v %v", r.slug, j.status, j.body, j.err)
 			}
-			if time.Since(killed) > 30*time.Second {
-				t.Fatalf("%s: no number within 30 s of the kill", r.slug)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return j.status == 200
+		})
+		if !served {
+			t.Fatalf("%s: no number within 30 s of the kill", r.slug)
 		}
+		if r.seen[j.number] || j.number <= r.max {
+			t.Fatalf("%s after the kill: number %d, answered before or not above %d", r.slug, j.number, r.max)
+		}
+		r.seen[j.number] = true
+		r.max = j.number
 		all = time.Since(killed)
 	}
 	t.Logf("every room served by %s %v after two of three members were killed", survivor.name, all.Round(time.Millisecond))
@@ -69,15 +69,14 @@ func TestLastMemberServes(t *testing.T) {
 		t.Errorf("the rooms were served again %v after the kill, want within seconds", all.Round(time.Millisecond))
 	}
 	// The survivor has asked the log, found the others gone and stays.
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(survivor.output(), "they are gone; this member stays") {
+	stays := testwait.Poll(30*time.Second, 100*time.Millisecond, func() bool {
 		if survivor.exited() {
 			t.Fatalf("the survivor exited (%v):\n%s", survivor.err, tail(survivor.output(), 20))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the survivor did not decide to stay within 30 s:\n%s", tail(survivor.output(), 20))
-		}
-		time.Sleep(100 * time.Millisecond)
+		return strings.Contains(survivor.output(), "they are gone; this member stays")
+	})
+	if !stays {
+		t.Fatalf("the survivor did not decide to stay within 30 s:\n%s", tail(survivor.output(), 20))
 	}
 	for _, r := range rooms {
 		j := join(c.front.base, r.slug)

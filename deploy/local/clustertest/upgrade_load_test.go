@@ -126,6 +126,25 @@ func (l *rollLoad) visit(p *proc, slug string) {
 	}
 }
 
+// joinedThroughAll says whether each of nodes has answered at least n joins
+// of the load with a number since since.
+func (l *rollLoad) joinedThroughAll(nodes []*proc, since time.Time, n int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	by := map[string]int{}
+	for _, a := range l.recs {
+		if a.op == "join" && a.status == 200 && a.at.After(since) {
+			by[a.node]++
+		}
+	}
+	for _, p := range nodes {
+		if by[p.name] < n {
+			return false
+		}
+	}
+	return true
+}
+
 func messageOf(m map[string]any) string {
 	s, _ := m["message"].(string)
 	return s

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/release"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // TestUpgradeFromPreviousRelease builds the previous release
@@ -146,7 +147,12 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		return in["version"] == release.Version
 	})
 	c.checkSoldOut(admitted)
-	time.Sleep(2 * time.Second) // load through the mixed cluster again
+	// Load through the mixed cluster again: every node, the one of the
+	// previous release too, answers joins of the load once more.
+	mark := time.Now()
+	testwait.UntilEvery(t, time.Minute, 50*time.Millisecond, "joins through every node of the mixed cluster", func() bool {
+		return l.joinedThroughAll(c.all(), mark, 20)
+	})
 	l.halt()
 
 	by, pause, where := l.verdict(t)
@@ -198,17 +204,21 @@ func (c *cluster) patchSite(p *proc, id string, change func(map[string]any)) (in
 // answer fails.
 func (c *cluster) patchUntilOK(p *proc, id string, change func(map[string]any)) int {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for n := 0; ; n++ {
-		st, m := c.patchSite(p, id, change)
-		switch {
-		case st == 200:
-			return n
-		case st != 409 || time.Now().After(deadline):
+	conflicts := -1
+	var st int
+	var m map[string]any
+	written := testwait.Poll(30*time.Second, 250*time.Millisecond, func() bool {
+		conflicts++
+		st, m = c.patchSite(p, id, change)
+		if st != 200 && st != 409 {
 			c.t.Fatalf("write room %s through %s: %d %v", id, p.name, st, m)
 		}
-		time.Sleep(250 * time.Millisecond)
+		return st == 200
+	})
+	if !written {
+		c.t.Fatalf("write room %s through %s: %d %v", id, p.name, st, m)
 	}
+	return conflicts
 }
 
 // checkSoldOut: every node refuses joins into up-sold and admissions of
@@ -232,19 +242,15 @@ func (c *cluster) checkSoldOut(tickets []string) {
 func waitInstances(t *testing.T, c *cluster, ok func(map[string]any) bool) {
 	t.Helper()
 	var list []map[string]any
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	good := testwait.Poll(30*time.Second, 200*time.Millisecond, func() bool {
 		_, list = instancesOf(t, c.front.base, c.admin)
 		good := len(list) == len(c.all())
 		for _, in := range list {
 			good = good && ok(in)
 		}
-		if good {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instances not as expected within 30 s: %v", list)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return good
+	})
+	if !good {
+		t.Fatalf("instances not as expected within 30 s: %v", list)
 	}
 }

@@ -1,12 +1,9 @@
-package main
+package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,148 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
 )
-
-// These tests build the real binary and drive it over HTTP, as a user
-// following the README would.
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-func binary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aditus-queue-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "aditus-queue")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-type server struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	base string
-	out  *bytes.Buffer
-	mu   sync.Mutex
-}
-
-// startServer runs `aditus-queue serve` and waits for healthz.
-func startServer(t *testing.T, dataDir, addr string, extra ...string) *server {
-	t.Helper()
-	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir, "--ops-addr", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(binary(t), args...)
-	s := &server{t: t, cmd: cmd, base: "http://" + addr, out: &bytes.Buffer{}}
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.out.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-		}
-	}()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		pw.Close()
-		if t.Failed() {
-			t.Logf("server output:\n%s", s.output())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get(s.base + "/queue/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not answer healthz:\n%s", s.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (s *server) output() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.String()
-}
-
-func (s *server) kill9() {
-	_ = s.cmd.Process.Signal(syscall.SIGKILL)
-	_ = s.cmd.Wait()
-}
-
-func (s *server) term() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		s.t.Fatal("server did not stop on SIGTERM")
-	}
-}
-
-func (s *server) call(method, path, auth string, body any) (int, map[string]any) {
-	s.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, s.base+path, rd)
-	if auth != "" {
-		req.Header.Set("Authorization", "Bearer "+auth)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&m)
-	return res.StatusCode, m
-}
 
 // TestGeneratedAdminTokenShownOnce checks the first start prints a token
 // that works, and a second start does not print it again.

@@ -1,13 +1,19 @@
-package main
+// Package apidoc checks, for the tests, what the server answers against
+// the API document (transport/api/openapi.json): each schema of the document is
+// compiled where it stands, requests, answers and WebSocket frames are
+// validated against the operation they reach, and the operations no
+// validated answer reached are listed. The document itself is checked
+// against the OpenAPI 3.1 schema (oas-3.1, embedded).
+package apidoc
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"iter"
 	"mime"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,11 +23,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// apiDoc is the OpenAPI document under test, with a JSON-Schema compiler
+// Doc is the OpenAPI document under test, with a JSON-Schema compiler
 // over it: each schema of the document is compiled where it stands (by its
 // JSON pointer), so its $refs resolve inside the document as OpenAPI 3.1
 // means them (its schemas are JSON Schema 2020-12).
-type apiDoc struct {
+type Doc struct {
 	raw      map[string]any
 	compiler *jsonschema.Compiler
 
@@ -34,9 +40,11 @@ const docURL = "https://aditus-queue.invalid/api/openapi.json"
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
-func loadAPIDoc(t *testing.T, b []byte) *apiDoc {
+// Load reads the document b and fails t when it is not an OpenAPI 3.1
+// document in JSON.
+func Load(t testing.TB, b []byte) *Doc {
 	t.Helper()
-	d := &apiDoc{schemas: map[string]*jsonschema.Schema{}, answered: map[string]bool{}}
+	d := &Doc{schemas: map[string]*jsonschema.Schema{}, answered: map[string]bool{}}
 	if err := json.Unmarshal(b, &d.raw); err != nil {
 		t.Fatalf("the document is not JSON: %v", err)
 	}
@@ -57,7 +65,7 @@ func loadAPIDoc(t *testing.T, b []byte) *apiDoc {
 }
 
 // schema compiles (once) the schema at JSON pointer ptr of the document.
-func (d *apiDoc) schema(ptr string) (*jsonschema.Schema, error) {
+func (d *Doc) schema(ptr string) (*jsonschema.Schema, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if s, ok := d.schemas[ptr]; ok {
@@ -79,7 +87,7 @@ type docOp struct {
 }
 
 // ops yields every operation of the document, in no particular order.
-func (d *apiDoc) ops() iter.Seq[docOp] {
+func (d *Doc) ops() iter.Seq[docOp] {
 	return func(yield func(docOp) bool) {
 		paths, _ := d.raw["paths"].(map[string]any)
 		for p, item := range paths {
@@ -93,9 +101,9 @@ func (d *apiDoc) ops() iter.Seq[docOp] {
 	}
 }
 
-// routes lists the document's operations as Echo writes routes:
+// Routes lists the document's operations as Echo writes routes:
 // "METHOD /path/:param".
-func (d *apiDoc) routes() []string {
+func (d *Doc) Routes() []string {
 	var out []string
 	for o := range d.ops() {
 		out = append(out, strings.ToUpper(o.method)+" "+echoPath(o.path))
@@ -117,7 +125,7 @@ func echoPath(p string) string {
 
 // template finds the document path that a concrete path matches; literal
 // segments win over parameters (/queue/healthz over /queue/{slug}).
-func (d *apiDoc) template(path string) (string, bool) {
+func (d *Doc) template(path string) (string, bool) {
 	paths, _ := d.raw["paths"].(map[string]any)
 	segs := strings.Split(path, "/")
 	best, bestScore := "", -1
@@ -153,7 +161,7 @@ func pointer(tok string) string {
 
 // get walks the raw document along the JSON pointer ptr, following a $ref
 // at the end, and returns the object found and its own pointer.
-func (d *apiDoc) get(ptr string) (map[string]any, string, bool) {
+func (d *Doc) get(ptr string) (map[string]any, string, bool) {
 	for range 4 {
 		var cur any = d.raw
 		for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
@@ -188,7 +196,7 @@ func (d *apiDoc) get(ptr string) (map[string]any, string, bool) {
 }
 
 // operation returns the pointer of the operation that path and method name.
-func (d *apiDoc) operation(method, path string) (string, string, error) {
+func (d *Doc) operation(method, path string) (string, string, error) {
 	tpl, ok := d.template(path)
 	if !ok {
 		return "", "", fmt.Errorf("%s %s: no path of the document matches", method, path)
@@ -200,9 +208,9 @@ func (d *apiDoc) operation(method, path string) (string, string, error) {
 	return ptr, tpl, nil
 }
 
-// checkRequest validates a JSON request body against the operation's
+// CheckRequest validates a JSON request body against the operation's
 // request schema.
-func (d *apiDoc) checkRequest(method, path string, body []byte) error {
+func (d *Doc) CheckRequest(method, path string, body []byte) error {
 	op, _, err := d.operation(method, path)
 	if err != nil {
 		return err
@@ -217,10 +225,10 @@ func (d *apiDoc) checkRequest(method, path string, body []byte) error {
 	return d.validate(rbPtr+"/content/application~1json/schema", body)
 }
 
-// checkAnswer validates an answer: its status must be documented for the
+// CheckAnswer validates an answer: its status must be documented for the
 // operation, its media type listed, its required headers present, and a
 // JSON body valid against the schema.
-func (d *apiDoc) checkAnswer(method, path string, status int, h http.Header, body []byte) error {
+func (d *Doc) CheckAnswer(method, path string, status int, h http.Header, body []byte) error {
 	op, tpl, err := d.operation(method, path)
 	if err != nil {
 		return err
@@ -262,9 +270,9 @@ func (d *apiDoc) checkAnswer(method, path string, status int, h http.Header, bod
 	return nil
 }
 
-// checkFrame validates a WebSocket frame against the schema the operation
+// CheckFrame validates a WebSocket frame against the schema the operation
 // names in x-frames.<side>.
-func (d *apiDoc) checkFrame(path, side string, frame []byte) error {
+func (d *Doc) CheckFrame(path, side string, frame []byte) error {
 	op, tpl, err := d.operation("GET", path)
 	if err != nil {
 		return err
@@ -280,7 +288,7 @@ func (d *apiDoc) checkFrame(path, side string, frame []byte) error {
 	return nil
 }
 
-func (d *apiDoc) validate(ptr string, body []byte) error {
+func (d *Doc) validate(ptr string, body []byte) error {
 	s, err := d.schema(ptr)
 	if err != nil {
 		return fmt.Errorf("compile the schema at %s: %w", ptr, err)
@@ -295,18 +303,18 @@ func (d *apiDoc) validate(ptr string, body []byte) error {
 	return nil
 }
 
-func (d *apiDoc) answeredOp(method, tpl string) {
+func (d *Doc) answeredOp(method, tpl string) {
 	d.mu.Lock()
 	d.answered[method+" "+echoPath(tpl)] = true
 	d.mu.Unlock()
 }
 
-// unanswered lists the documented operations no validated answer reached.
-func (d *apiDoc) unanswered() []string {
+// Unanswered lists the documented operations no validated answer reached.
+func (d *Doc) Unanswered() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []string
-	for _, r := range d.routes() {
+	for _, r := range d.Routes() {
 		if !d.answered[r] {
 			out = append(out, r)
 		}
@@ -314,9 +322,9 @@ func (d *apiDoc) unanswered() []string {
 	return out
 }
 
-// compileAll compiles every schema of components and every response and
+// CompileAll compiles every schema of components and every response and
 // request schema, so that a broken one fails even if no answer reaches it.
-func (d *apiDoc) compileAll() []string {
+func (d *Doc) CompileAll() []string {
 	var errs []string
 	comps, _ := d.raw["components"].(map[string]any)
 	schemas, _ := comps["schemas"].(map[string]any)
@@ -355,7 +363,7 @@ func (d *apiDoc) compileAll() []string {
 
 // pathParams checks that every {name} of path p is declared as a path
 // parameter of the path item or of the operation at base.
-func (d *apiDoc) pathParams(p, base string) []string {
+func (d *Doc) pathParams(p, base string) []string {
 	declared := map[string]bool{}
 	for _, at := range []string{"/paths/" + pointer(p) + "/parameters", base + "/parameters"} {
 		var list []any
@@ -381,41 +389,44 @@ func (d *apiDoc) pathParams(p, base string) []string {
 	return errs
 }
 
-// docOperation is one operation of the document.
-type docOperation struct {
-	method, template string
-	// schemes names the security schemes that may call it (none: public).
-	schemes map[string]bool
-	socket  bool // a WebSocket upgrade (x-frames)
+// Operation is one operation of the document.
+type Operation struct {
+	Method, Template string
+	// Schemes names the security schemes that may call it (none: public).
+	Schemes map[string]bool
+	Socket  bool // a WebSocket upgrade (x-frames)
 }
 
-func (d *apiDoc) operations() []docOperation {
-	var out []docOperation
+// Operations lists the operations of the document, by path and method.
+func (d *Doc) Operations() []Operation {
+	var out []Operation
 	for do := range d.ops() {
-		o := docOperation{method: strings.ToUpper(do.method), template: do.path, schemes: map[string]bool{}}
-		_, o.socket = do.op["x-frames"]
+		o := Operation{Method: strings.ToUpper(do.method), Template: do.path, Schemes: map[string]bool{}}
+		_, o.Socket = do.op["x-frames"]
 		sec, _ := do.op["security"].([]any)
 		for _, req := range sec {
 			for name := range req.(map[string]any) {
-				o.schemes[name] = true
+				o.Schemes[name] = true
 			}
 		}
 		out = append(out, o)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].template+out[i].method < out[j].template+out[j].method })
+	sort.Slice(out, func(i, j int) bool { return out[i].Template+out[i].Method < out[j].Template+out[j].Method })
 	return out
 }
 
-// oasSchemaID is the $id of testdata/oas-3.1/schema.json.
+// oasSchema is the OpenAPI Initiative's schema of an OpenAPI 3.1 document
+// (oas-3.1/README.md says where it comes from).
+//
+//go:embed oas-3.1/schema.json
+var oasSchema []byte
+
+// oasSchemaID is the $id of oasSchema.
 const oasSchemaID = "https://spec.openapis.org/oas/3.1/schema/2021-04-15"
 
-// validOpenAPI validates the document b against the OpenAPI 3.1 schema.
-func validOpenAPI(b []byte) error {
-	raw, err := os.ReadFile("testdata/oas-3.1/schema.json")
-	if err != nil {
-		return err
-	}
-	meta, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+// ValidOpenAPI validates the document b against the OpenAPI 3.1 schema.
+func ValidOpenAPI(b []byte) error {
+	meta, err := jsonschema.UnmarshalJSON(bytes.NewReader(oasSchema))
 	if err != nil {
 		return err
 	}

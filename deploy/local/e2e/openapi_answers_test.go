@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/gorilla/websocket"
 )
 
@@ -260,11 +261,11 @@ func driveDraw(c *docClient) {
 	c.call(200, "POST", "/queue/docs-draw/join", "", nil)
 	c.call(200, "GET", "/queue/docs-draw/info", "", nil)
 	c.call(425, "GET", "/queue/docs-draw/draw", "", nil)
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if st, _, _ := c.raw("GET", "/queue/docs-draw/draw", "", nil); st == http.StatusOK {
-			break
-		}
-	}
+	// The draw is made just after the opening; the call below checks it.
+	testwait.Poll(15*time.Second, 50*time.Millisecond, func() bool {
+		st, _, _ := c.raw("GET", "/queue/docs-draw/draw", "", nil)
+		return st == http.StatusOK
+	})
 	c.call(200, "GET", "/queue/docs-draw/draw", "", nil)
 	c.call(200, "GET", "/queue/docs-draw/info", "", nil)
 }
@@ -273,14 +274,14 @@ func driveDraw(c *docClient) {
 // the grain publishes just after the change is answered.
 func waitPaused(c *docClient, slug string) {
 	c.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	paused := testwait.Poll(10*time.Second, 20*time.Millisecond, func() bool {
 		_, _, b := c.raw("GET", "/queue/"+slug+"/info", "", nil)
 		var m map[string]any
-		if json.Unmarshal(b, &m) == nil && m["active"] == false {
-			return
-		}
+		return json.Unmarshal(b, &m) == nil && m["active"] == false
+	})
+	if !paused {
+		c.t.Errorf("the room %s does not show as paused", slug)
 	}
-	c.t.Errorf("the room %s does not show as paused", slug)
 }
 
 // driveModes takes a room through its modes and validates what visitors
@@ -340,41 +341,41 @@ func driveModes(c *docClient, sites string) {
 // code (a waiting status just set).
 func waitWaiting(c *docClient, path string, code int) {
 	c.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if st, _, _ := c.raw("GET", path, "", nil, "Accept", "application/json"); st == code {
-			return
-		}
+	answered := testwait.Poll(10*time.Second, 20*time.Millisecond, func() bool {
+		st, _, _ := c.raw("GET", path, "", nil, "Accept", "application/json")
+		return st == code
+	})
+	if !answered {
+		c.t.Errorf("%s does not answer %d", path, code)
 	}
-	c.t.Errorf("%s does not answer %d", path, code)
 }
 
 // waitMode waits until this node's view of the room shows mode in the
 // status answer (or the error answer) of status.
 func waitMode(c *docClient, status, mode string) {
 	c.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	shown := testwait.Poll(10*time.Second, 20*time.Millisecond, func() bool {
 		_, _, b := c.raw("GET", status, "", nil)
 		var m map[string]any
-		if json.Unmarshal(b, &m) == nil && m["mode"] == mode {
-			return
-		}
+		return json.Unmarshal(b, &m) == nil && m["mode"] == mode
+	})
+	if !shown {
+		c.t.Errorf("the status %s does not show the mode %s", status, mode)
 	}
-	c.t.Errorf("the status %s does not show the mode %s", status, mode)
 }
 
 // waitInstances validates the instances answer once this node has reported
 // itself (every node reports within about 3 s of starting).
 func waitInstances(c *docClient) {
 	c.t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	// The call below checks the answer, once it lists this node (or fails).
+	testwait.Poll(15*time.Second, 200*time.Millisecond, func() bool {
 		st, _, b := c.raw("GET", "/api/admin/queue/instances", docAdminToken, nil)
 		var m struct {
 			Instances []any `json:"instances"`
 		}
-		if st != http.StatusOK || (json.Unmarshal(b, &m) == nil && len(m.Instances) > 0) {
-			break
-		}
-	}
+		return st != http.StatusOK || (json.Unmarshal(b, &m) == nil && len(m.Instances) > 0)
+	})
 	c.call(200, "GET", "/api/admin/queue/instances", docAdminToken, nil)
 }
 
@@ -417,7 +418,7 @@ func readFrame(c *docClient, conn *websocket.Conn, path string) {
 		c.t.Errorf("GET %s: no frame: %v", path, err)
 		return
 	}
-	if err := c.doc.checkFrame(path, "server", frame); err != nil {
+	if err := c.doc.CheckFrame(path, "server", frame); err != nil {
 		c.t.Error(err)
 	}
 }
@@ -435,33 +436,33 @@ func checkSecurity(c *docClient) {
 	id := created["site"].(map[string]any)["id"].(string)
 	key := c.call(201, "POST", "/api/admin/queue/sites/"+id+"/keys", docAdminToken, map[string]any{"name": "security"})
 	qak, _ := key["key"].(string)
-	for _, op := range c.doc.operations() {
-		if !strings.HasPrefix(op.template, "/api/admin/") || op.socket {
+	for _, op := range c.doc.Operations() {
+		if !strings.HasPrefix(op.Template, "/api/admin/") || op.Socket {
 			continue
 		}
-		path := op.template
-		for _, s := range strings.Split(op.template, "/") {
+		path := op.Template
+		for _, s := range strings.Split(op.Template, "/") {
 			if strings.HasPrefix(s, "{") {
 				v := "no-such-item"
-				if s == "{id}" && strings.HasPrefix(op.template, "/api/admin/queue/sites/") {
+				if s == "{id}" && strings.HasPrefix(op.Template, "/api/admin/queue/sites/") {
 					v = id
 				}
 				path = strings.Replace(path, s, v, 1)
 			}
 		}
-		c.call(401, op.method, path, "", nil)
-		if len(op.schemes) == 0 {
-			c.t.Errorf("%s %s: an admin operation without security", op.method, op.template)
+		c.call(401, op.Method, path, "", nil)
+		if len(op.Schemes) == 0 {
+			c.t.Errorf("%s %s: an admin operation without security", op.Method, op.Template)
 		}
-		if !op.schemes["roomKey"] {
-			c.call(403, op.method, path, qak, nil)
+		if !op.Schemes["roomKey"] {
+			c.call(403, op.Method, path, qak, nil)
 			continue
 		}
-		st, h, b := c.raw(op.method, path, qak, nil)
+		st, h, b := c.raw(op.Method, path, qak, nil)
 		if st == http.StatusUnauthorized || st == http.StatusForbidden {
-			c.t.Errorf("%s %s: a key of the room got %d, but the document lets roomKey call it (%.200s)", op.method, op.template, st, b)
+			c.t.Errorf("%s %s: a key of the room got %d, but the document lets roomKey call it (%.200s)", op.Method, op.Template, st, b)
 		}
-		if err := c.doc.checkAnswer(op.method, path, st, h, b); err != nil {
+		if err := c.doc.CheckAnswer(op.Method, path, st, h, b); err != nil {
 			c.t.Error(err)
 		}
 	}
@@ -482,7 +483,7 @@ func socketCloses(c *docClient, path string, protocols []string, auth string, wa
 	defer conn.Close()
 	if auth != "" {
 		msg, _ := json.Marshal(map[string]string{"type": "auth", "token": auth})
-		if err := c.doc.checkFrame(path, "client", msg); err != nil {
+		if err := c.doc.CheckFrame(path, "client", msg); err != nil {
 			c.t.Error(err)
 		}
 		_ = conn.WriteMessage(websocket.TextMessage, msg)
@@ -501,7 +502,7 @@ func socketCloses(c *docClient, path string, protocols []string, auth string, wa
 			return
 		}
 		if want == 0 { // authenticated: the first frame is the answer
-			if err := c.doc.checkFrame(path, "server", frame); err != nil {
+			if err := c.doc.CheckFrame(path, "server", frame); err != nil {
 				c.t.Error(err)
 			}
 			return

@@ -1,11 +1,13 @@
-package main
+package e2e
 
 import (
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/api"
+	"github.com/aditus-queue/aditus-queue/transport/api/apidoc"
 )
 
 // TestClusterUnavailableAnswers runs serve as a front node whose only peer
@@ -13,20 +15,13 @@ import (
 // cluster_unavailable with Retry-After, at once, as the API document says,
 // and the process keeps serving.
 func TestClusterUnavailableAnswers(t *testing.T) {
-	base, _ := startInProcess(t, "--roles", "front", "--peers", freeAddr(t))
-	c := &docClient{t: t, base: base, doc: loadAPIDoc(t, api.OpenAPI)}
+	base := startDocServer(t, "--roles", "front", "--peers", freeAddr(t))
+	c := &docClient{t: t, base: base, doc: apidoc.Load(t, api.OpenAPI)}
 	// The first round of the cluster's health checks finds nobody.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.UntilEvery(t, 20*time.Second, 50*time.Millisecond, "a join answered 503 with no member reachable", func() bool {
 		st, _, _ := c.raw("POST", "/queue/nobody/join", "", map[string]any{})
-		if st == http.StatusServiceUnavailable {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("join with no member reachable: %d, want 503 within 20 s", st)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return st == http.StatusServiceUnavailable
+	})
 	for _, r := range []struct {
 		path string
 		body map[string]any

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // capacityProxyFlags writes a proxy file with one capacity room and
@@ -41,7 +41,7 @@ func driveCapacity(c *docClient) {
 	const admin = docAdminToken
 	list := "/api/admin/queue/capacity"
 	id := ""
-	nodetest.Eventually(t, 15*time.Second, "the proxy's capacity room listed", func() bool {
+	testwait.Until(t, 15*time.Second, "the proxy's capacity room listed", func() bool {
 		st, _, b := c.raw("GET", list, admin, nil)
 		var l struct {
 			Rooms []struct{ ID string } `json:"rooms"`
@@ -53,7 +53,7 @@ func driveCapacity(c *docClient) {
 	})
 	c.call(200, "GET", list, admin, nil)
 	room := list + "/" + id
-	nodetest.Eventually(t, 15*time.Second, "the proxy's capacity room served", func() bool {
+	testwait.Until(t, 15*time.Second, "the proxy's capacity room served", func() bool {
 		st, _, _ := c.raw("GET", room, admin, nil)
 		return st == http.StatusOK
 	})

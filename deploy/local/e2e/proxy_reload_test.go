@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // TestProxyReloadOnSIGHUP sends SIGHUP to a real proxy process holding a
@@ -29,7 +29,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	addr := freeAddr(t)
 	p := startProc(t, "proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data"))
 	base := "http://" + addr
-	nodetest.Eventually(t, 30*time.Second, "the proxy answering", func() bool {
+	testwait.Until(t, 30*time.Second, "the proxy answering", func() bool {
 		res, err := http.Get(base + "/")
 		if err == nil {
 			res.Body.Close()
@@ -61,7 +61,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	nodetest.Eventually(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.output(), "configuration reloaded") })
+	testwait.Until(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.output(), "configuration reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("the added host: %d, want 200", st)
 	}
@@ -77,7 +77,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	nodetest.Eventually(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.output(), "configuration not reloaded") })
+	testwait.Until(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.output(), "configuration not reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("after a refused reload: %d, want 200 from the configuration in force", st)
 	}

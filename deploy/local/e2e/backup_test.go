@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/base64"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // joinLoad joins a room from a few goroutines until stopped, keeping the
@@ -160,24 +161,20 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 // every later join.
 func checkReturned(t *testing.T, s *server, lost string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var again, j map[string]any
+	placed := testwait.Poll(30*time.Second, 200*time.Millisecond, func() bool {
 		st, m := s.call("GET", "/queue/onsale/status?ticket="+lost, "", nil)
 		if st != 200 || m["admitted"] != false {
 			t.Fatalf("a ticket of the jump after the restore: %d %v", st, m)
 		}
-		st, j := s.call("POST", "/queue/onsale/join", "", nil)
-		if st != 200 {
+		if st, j = s.call("POST", "/queue/onsale/join", "", nil); st != 200 {
 			t.Fatalf("join: %d %v", st, j)
 		}
-		_, again := s.call("GET", "/queue/onsale/status?ticket="+lost, "", nil)
-		if again["ahead"].(float64) < j["ahead"].(float64) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the ticket of the jump was not placed within 30 s: %v, a later join %v", again, j)
-		}
-		time.Sleep(200 * time.Millisecond)
+		_, again = s.call("GET", "/queue/onsale/status?ticket="+lost, "", nil)
+		return again["ahead"].(float64) < j["ahead"].(float64)
+	})
+	if !placed {
+		t.Fatalf("the ticket of the jump was not placed within 30 s: %v, a later join %v", again, j)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os/exec"
@@ -10,7 +10,7 @@ import (
 
 // TestBenchProxy runs `aditus-queue bench proxy` for one short round: the
 // bare upstream, nginx and the capacity proxy on both upstream clients
-// each answer wrk without an error, their CPU time is read, and the
+// behind both visitor servers each answer wrk without an error, their CPU time is read, and the
 // medians name every target.
 func TestBenchProxy(t *testing.T) {
 	for _, p := range []string{"wrk", "nginx"} {
@@ -32,7 +32,7 @@ func TestBenchProxy(t *testing.T) {
 		}
 		seen[m[1]] = true
 	}
-	for _, name := range []string{"direct", "nginx", "proxy-fast", "proxy-std"} {
+	for _, name := range []string{"direct", "nginx", "proxy-fast", "proxy-std", "proxy-fast-nethttp", "proxy-std-nethttp"} {
 		if !seen[name] || !regexp.MustCompile(`(?m)^`+name+` .*×[0-9.]+ req/s`).MatchString(string(out)) {
 			t.Errorf("no run or median of %s", name)
 		}

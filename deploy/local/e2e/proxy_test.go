@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // These tests run `aditus-queue proxy` (and `serve` members) as real
@@ -86,18 +87,20 @@ func startProxyProc(t *testing.T, dir, src string, extra ...string) (*proc, stri
 	args := append([]string{"proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data")}, extra...)
 	p := startProc(t, args...)
 	base := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	up := testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool {
+		if p.cmd.ProcessState != nil {
+			t.Fatalf("proxy exited:\n%s", p.output())
+		}
 		res, err := http.Get(base + "/")
 		if err == nil {
 			res.Body.Close()
-			return p, base
 		}
-		if time.Now().After(deadline) || p.cmd.ProcessState != nil {
-			t.Fatalf("proxy did not answer:\n%s", p.output())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	})
+	if !up {
+		t.Fatalf("proxy did not answer:\n%s", p.output())
 	}
+	return p, base
 }
 
 // shop is the upstream: it counts the distinct visitors inside at once
@@ -195,26 +198,26 @@ func TestProxyThreeInsideOfTwenty(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			deadline := time.Now().Add(90 * time.Second)
-			for try := 0; ; try++ {
-				st, body, hdr := v.get(t, base, "shop.test", "/")
-				if try == 0 {
-					close(first)
-				}
-				if st == 200 {
-					admittedAt[i] = time.Now()
-					break
-				}
-				if st != 503 || hdr.Get("Retry-After") != "1" || hdr.Get("Cache-Control") != "no-store" || !strings.Contains(body, "waiting in all") {
-					t.Errorf("%s: waiting answer %d %v %q", v.name, st, hdr, body)
-					return
-				}
-				if time.Now().After(deadline) {
-					t.Errorf("%s never admitted", v.name)
-					return
-				}
-				time.Sleep(100 * time.Millisecond)
+			var st int
+			var body string
+			var hdr http.Header
+			arrived := sync.OnceFunc(func() { close(first) })
+			// The visitor asks again every 100 ms until let in, as long as
+			// each answer is a proper waiting page.
+			done := testwait.Poll(90*time.Second, 100*time.Millisecond, func() bool {
+				st, body, hdr = v.get(t, base, "shop.test", "/")
+				arrived()
+				return st != 503 || hdr.Get("Retry-After") != "1" || hdr.Get("Cache-Control") != "no-store" || !strings.Contains(body, "waiting in all")
+			})
+			switch {
+			case !done:
+				t.Errorf("%s never admitted", v.name)
+				return
+			case st != 200:
+				t.Errorf("%s: waiting answer %d %v %q", v.name, st, hdr, body)
+				return
 			}
+			admittedAt[i] = time.Now()
 			for k := 0; k < 3; k++ {
 				if st, _, _ := v.get(t, base, "shop.test", fmt.Sprintf("/item/%d", k)); st != 200 {
 					t.Errorf("%s inside got %d", v.name, st)
@@ -388,18 +391,13 @@ host "release.test" {
 	} else {
 		t.Logf("a's renewal not checked: %v passed since a's last request", since)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var admitted http.Header
+	testwait.UntilEvery(t, 15*time.Second, 300*time.Millisecond, "b admitted after a's session ended", func() bool {
 		st, _, h := raw(t, base, "expiry.test", "/", na+"="+vb)
-		if st == 200 {
-			cookieOf(t, h) // admitted with a cookie
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b never admitted after a's session ended")
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+		admitted = h
+		return st == 200
+	})
+	cookieOf(t, admitted) // admitted with a cookie
 	// a's cookie has ended: a is a new visitor at the end of the line.
 	if st, body, _ := raw(t, base, "expiry.test", "/", na+"="+va); st != 503 || !strings.Contains(body, "pos=1 of=1") {
 		t.Fatalf("a after expiry: %d %q", st, body)
@@ -476,27 +474,28 @@ host "admit.test" {
 		{p1, 200, ""}, {p2, 200, ""},
 		{p1, 503, `id="position">1<`}, {p2, 503, `id="position">2<`},
 	} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		var st int
+		var cookie, body string
+		// The member may still be starting: the visitor comes back every
+		// 200 ms until its place is counted.
+		placed := testwait.Poll(30*time.Second, 200*time.Millisecond, func() bool {
 			// A first request, then the return that counts its place
 			// (and gives a slot holder the whole session).
-			st, _, h := raw(t, tc.base, "wait.test", "/", "")
-			cookie, body := roomCookie(h), ""
+			var h http.Header
+			st, _, h = raw(t, tc.base, "wait.test", "/", "")
+			cookie, body = roomCookie(h), ""
 			if cookie != "" {
 				st, body, h = raw(t, tc.base, "wait.test", "/", cookie)
 				if c := roomCookie(h); c != "" {
 					cookie = c
 				}
 			}
-			if cookie != "" && st == tc.status && strings.Contains(body, tc.body) && (st == 200 || strings.Contains(body, `id="waiting">`+fmt.Sprint(i-1)+`<`)) {
-				cookies = append(cookies, cookie)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("visitor %d: %d %q", i, st, body)
-			}
-			time.Sleep(200 * time.Millisecond) // the member may still be starting
+			return cookie != "" && st == tc.status && strings.Contains(body, tc.body) && (st == 200 || strings.Contains(body, `id="waiting">`+fmt.Sprint(i-1)+`<`))
+		})
+		if !placed {
+			t.Fatalf("visitor %d: %d %q", i, st, body)
 		}
+		cookies = append(cookies, cookie)
 	}
 	// One key: a visitor let in by one proxy is inside on the other.
 	if st, _, _ := raw(t, p2, "wait.test", "/", cookies[0]); st != 200 {
@@ -510,9 +509,14 @@ host "admit.test" {
 	}
 
 	member.stop()
-	time.Sleep(500 * time.Millisecond)
-	st, body, _ := raw(t, p1, "wait.test", "/", "")
-	if st != 503 || !strings.Contains(body, `id="position">…<`) || !strings.Contains(body, `id="waiting">…<`) {
+	// The proxy finds the store gone at its next call to it.
+	var st int
+	var body string
+	storeDown := testwait.Poll(10*time.Second, 50*time.Millisecond, func() bool {
+		st, body, _ = raw(t, p1, "wait.test", "/", "")
+		return st == 503 && strings.Contains(body, `id="position">…<`) && strings.Contains(body, `id="waiting">…<`)
+	})
+	if !storeDown {
 		t.Fatalf("wait with the store down: %d %q", st, body)
 	}
 	if st, body, _ := raw(t, p2, "admit.test", "/", ""); st != 200 || !strings.Contains(body, "shop page") {
@@ -671,5 +675,18 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 		if st, _, _ := raw(t, base, "shop.test", "/", cookies[i]); st != 200 {
 			t.Fatalf("slot holder %d after the restart: %d", i, st)
 		}
+	}
+}
+
+func TestProxyHasTheOperationsListener(t *testing.T) {
+	s := newShop(t)
+	ops := freeAddr(t)
+	startProxyProc(t, t.TempDir(), fmt.Sprintf(capacityConfig, s.addr(), 3, "1m"), "--ops-addr", ops)
+	st, body := get(t, "http://"+ops+"/metrics")
+	if st != http.StatusOK || !strings.Contains(body, "\naditus_queue_rooms_unavailable ") || !strings.Contains(body, "\ngo_goroutines ") {
+		t.Fatalf("proxy's /metrics: %d, want the node's and the process's metrics", st)
+	}
+	if st, body := get(t, "http://"+ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {
+		t.Fatalf("proxy's healthz: %d %q", st, body)
 	}
 }
