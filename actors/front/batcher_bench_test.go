@@ -2,16 +2,11 @@ package front_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/aditus-queue/aditus-queue/actors/grain"
-	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
-	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
 // BenchmarkGrainBatch measures the room grain alone: batches of 100
@@ -20,7 +15,7 @@ import (
 // file log has appended and fsynced before it is handed out. numbers/s is
 // the figure; one op is one batch.
 func BenchmarkGrainBatch(b *testing.B) {
-	n, cr := benchRoom(b)
+	n, cr := nodetest.BenchRoom(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	id := cr.View.ID
@@ -46,19 +41,4 @@ func BenchmarkGrainBatch(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "numbers/s")
-}
-
-// benchRoom starts a member on the embedded file log and creates a room of
-// 100,000 admissions a minute on it.
-func benchRoom(b *testing.B) (*node.Node, *protocol.CreateResult) {
-	b.Helper()
-	n := nodetest.Start(b, node.Config{Member: true, Deps: grain.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "bench", Name: "Load test", TargetURL: "https://shop.example.com/",
-		RatePerMinute: 100_000, Active: true}, "admin")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return n, cr
 }

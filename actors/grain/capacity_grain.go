@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
@@ -219,13 +218,7 @@ func (g *capacityGrain) write(evs []capacity.Event) error {
 }
 
 func (g *capacityGrain) snapshot() {
-	data, err := json.Marshal(g.t)
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := g.deps.Log.SaveSnapshot(ctx, g.id, persistence.Snapshot{Offset: g.j.verified, Data: data}); err != nil {
+	if err := g.j.saveSnapshot(g.t, 0); err != nil {
 		g.log.Warn("capacity snapshot failed", "error", err)
 	}
 }

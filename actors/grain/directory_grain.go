@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/cluster"
@@ -14,7 +13,6 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/actors/wire"
-	"github.com/aditus-queue/aditus-queue/persistence"
 )
 
 // dirEvent is an event of the directory stream.
@@ -159,11 +157,5 @@ func (g *directoryGrain) write(e dirEvent, result any) *wire.Response {
 }
 
 func (g *directoryGrain) snapshot() {
-	data, err := json.Marshal(g.st)
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = g.deps.Log.SaveSnapshot(ctx, protocol.DirectoryID, persistence.Snapshot{Offset: g.j.verified, Data: data})
+	_ = g.j.saveSnapshot(g.st, 0)
 }

@@ -164,3 +164,18 @@ func (j *journal) commit(data [][]byte, apply func(offset int64, data []byte)) e
 	j.verified = res.last
 	return nil
 }
+
+// saveSnapshot writes v's JSON as the stream's snapshot as of the records
+// applied, waiting at most two seconds. A state whose JSON is over limit
+// bytes (0: no limit) is not written, and neither is one when the log
+// fails: a snapshot only shortens the next activation's replay, which
+// starts from the one before.
+func (j *journal) saveSnapshot(v any, limit int) error {
+	data, err := json.Marshal(v)
+	if err != nil || (limit > 0 && len(data) > limit) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return j.log.SaveSnapshot(ctx, j.stream, persistence.Snapshot{Offset: j.verified, Data: data})
+}

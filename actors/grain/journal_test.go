@@ -58,3 +58,27 @@ func TestActivationSeesNewerMarker(t *testing.T) {
 		t.Fatalf("a later activation: %v", err)
 	}
 }
+
+// A grain's snapshot is its state's JSON as of the records applied; a
+// state over the limit leaves the snapshot before it in place.
+func TestJournalSavesSnapshotWithinLimit(t *testing.T) {
+	l := memlog.New()
+	ctx := context.Background()
+	j := journal{log: l, stream: "s", timeout: time.Second}
+	if err := j.recover(ctx, func([]byte) error { return nil }, func(int64, []byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.saveSnapshot(map[string]int{"a": 1}, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.saveSnapshot(map[string]string{"a": string(make([]byte, 100))}, 100); err != nil {
+		t.Fatal(err)
+	}
+	snap, ok, err := l.LoadSnapshot(ctx, "s")
+	if err != nil || !ok {
+		t.Fatalf("load: ok %v, err %v", ok, err)
+	}
+	if string(snap.Data) != `{"a":1}` || snap.Offset != j.verified {
+		t.Fatalf("snapshot %s at %d, want {\"a\":1} at %d", snap.Data, snap.Offset, j.verified)
+	}
+}

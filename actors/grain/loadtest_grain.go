@@ -447,13 +447,7 @@ func (g *loadTestGrain) write(evs []loadtest.Event, result any) *wire.Response {
 const maxSnapshot = 900 << 10
 
 func (g *loadTestGrain) snapshot() {
-	data, err := json.Marshal(g.st)
-	if err != nil || len(data) > maxSnapshot {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = g.deps.Log.SaveSnapshot(ctx, protocol.LoadTestsID, persistence.Snapshot{Offset: g.j.verified, Data: data})
+	_ = g.j.saveSnapshot(g.st, maxSnapshot)
 }
 
 // shutdown stops the ticker and the run in progress, and records the run

@@ -2,14 +2,12 @@ package grain
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
+	"github.com/aditus-queue/aditus-queue/persistence/kafkalog/kafkatest"
 
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -37,19 +35,9 @@ func BenchmarkActivationReplay(b *testing.B) {
 		benchReplay(b, l)
 	})
 	b.Run("kafka", func(b *testing.B) {
-		s := os.Getenv("AQ_KAFKA_BROKERS")
-		if s == "" {
-			b.Skip("AQ_KAFKA_BROKERS is not set")
-		}
-		bs := strings.Split(s, ",")
-		prefix := fmt.Sprintf("aq-bench.%s.replay", time.Now().UTC().Format("20060102-150405.000000"))
-		cfg := kafkalog.Config{Brokers: bs, EventsTopic: prefix + ".events", SnapshotsTopic: prefix + ".snapshots", Partitions: 1}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c := &kafka.Client{Addr: kafka.TCP(bs...), Timeout: 10 * time.Second}
-			_, _ = c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{cfg.EventsTopic, cfg.SnapshotsTopic}})
-		}()
+		bs := kafkatest.Brokers(b)
+		events, snapshots := kafkatest.Topics(b, bs)
+		cfg := kafkalog.Config{Brokers: bs, EventsTopic: events, SnapshotsTopic: snapshots, Partitions: 1}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		l, err := kafkalog.Open(ctx, cfg)

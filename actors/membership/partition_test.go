@@ -7,11 +7,14 @@ import (
 	"time"
 )
 
+// t0 is the tests' fake clock's start; at(ms) is ms milliseconds after it.
+var t0 = time.Unix(1_700_000_000, 0)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
 // The majority rule: a member fails only after it has seen a majority and
 // then fewer than a majority for longer than the grace period.
 func TestPartitionWatch(t *testing.T) {
-	t0 := time.Unix(1_700_000_000, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	type seen struct {
 		ms, members int
 	}

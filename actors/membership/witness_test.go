@@ -17,8 +17,6 @@ import (
 // restarted peer that heartbeats under a new identity before the member
 // list takes it in does not end it.
 func TestPartitionWitness(t *testing.T) {
-	t0 := time.Unix(1_700_000_000, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	setup := func() (*PartitionWatch, *Witness, *error) {
 		var got error

@@ -55,13 +55,9 @@ func newTestShop(t *testing.T) *testShop {
 
 func startHealthNode(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		Health:         health.NewHTTP(&health.Guard{AllowPrivate: true}),
 		HealthInterval: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return n
 }
 
@@ -77,10 +73,7 @@ func TestGrainFollowsTheShopsHealth(t *testing.T) {
 	cfg := room.Config{Slug: "auto", Name: "Auto", RatePerMinute: 100, Active: true,
 		AutoRate: room.AutoRate{HealthURL: shop.srv.URL + "/health", MinRate: 50, MaxRate: 400, RaisePercent: 10, CutPercent: 50, MaxFailures: 2,
 			Rules: []room.Rule{{Metric: "responseMs", Op: "<", Value: 100}, {Metric: "metrics.cpuLoad", Op: "<", Value: 0.9}}}}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	id := cr.View.ID
 	admin := protocol.AdminRequest{Actor: "admin"}
 	enable := func() error {
@@ -205,11 +198,8 @@ func TestHealthTestCallFailing(t *testing.T) {
 	defer n.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "t", Name: "T", RatePerMinute: 10, Active: true,
-		AutoRate: room.AutoRate{HealthURL: shop.srv.URL, MinRate: 5, MaxRate: 20}}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "t", Name: "T", RatePerMinute: 10, Active: true,
+		AutoRate: room.AutoRate{HealthURL: shop.srv.URL, MinRate: 5, MaxRate: 20}})
 	var res protocol.HealthTestResult
 	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpHealthCheck, protocol.AdminRequest{Actor: "admin"}, &res); err != nil {
 		t.Fatal(err)
@@ -289,20 +279,14 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	superseded := signalHandler{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
 		msg: "superseded", once: new(sync.Once), done: make(chan struct{})}
 	aChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
-	a, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(superseded),
+	a := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, Logger: slog.New(superseded),
 		Health: aChecks, HealthInterval: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer a.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cfg := room.Config{Slug: "fenced", Name: "Fenced", RatePerMinute: 100, Active: true,
 		AutoRate: room.AutoRate{HealthURL: shop.srv.URL, MinRate: 10, MaxRate: 100}}
-	cr, err := a.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, a, cfg)
 	id, admin := cr.View.ID, protocol.AdminRequest{Actor: "admin"}
 	if err := a.Client.Admin(ctx, id, protocol.OpHealthCheck, admin, nil); err != nil {
 		t.Fatal(err)
@@ -316,12 +300,8 @@ func TestSupersededActivationStopsPolling(t *testing.T) {
 	eventually(t, 10*time.Second, "the first member polls", func() bool { return aChecks.n.Load() >= 3 })
 
 	bChecks := &countingFetcher{Fetcher: health.NewHTTP(&health.Guard{AllowPrivate: true})}
-	b, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	b := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		Health: bChecks, HealthInterval: 300 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer b.Stop(context.Background())
 	var v room.View
 	if err := b.Client.Admin(ctx, id, protocol.OpGet, admin, &v); err != nil {

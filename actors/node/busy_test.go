@@ -45,18 +45,12 @@ func (l *gateLog) Append(ctx context.Context, stream string, data ...[]byte) ([]
 func TestWriteQueueBound(t *testing.T) {
 	const bound, extra = 3, 4
 	l := &gateLog{Log: memlog.New(), held: make(chan struct{}, 1), open: make(chan struct{})}
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, WriteQueue: bound,
-		WriteTimeout: 10 * time.Second, Logger: startNodeLogger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, WriteQueue: bound,
+		WriteTimeout: 10 * time.Second}})
 	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "flood", Name: "Flood", RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "flood", Name: "Flood", RatePerMinute: 60, Active: true})
 	id := cr.View.ID
 	var code protocol.CodeInfo
 	if err := n.Client.Admin(ctx, id, protocol.OpCodeAdd, protocol.AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {

@@ -2,8 +2,6 @@ package node
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,12 +24,7 @@ func (c *skewClock) Advance(d time.Duration) { c.skew.Add(int64(d)) }
 
 func startNodeAt(t *testing.T, l persistence.Log, clock *skewClock) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Now: clock.Now,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, Now: clock.Now}})
 }
 
 // eventually polls cond until it holds or the deadline passes.
@@ -64,10 +57,7 @@ func TestAbandonDetectionInTheGrain(t *testing.T) {
 	defer cancel()
 	cfg := room.Config{Slug: "abandon", Name: "Abandon", RatePerMinute: 60, Active: true,
 		Abandon: room.Abandon{Enabled: true, GraceSeconds: 60}}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	id := cr.View.ID
 	const joins = 300
 	for range joins {
@@ -157,11 +147,8 @@ func TestBypassUsesSurviveRestart(t *testing.T) {
 	n := startNode(t, l)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "vip", Name: "VIP", TargetURL: "https://shop.example.com/",
-		RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "vip", Name: "VIP", TargetURL: "https://shop.example.com/",
+		RatePerMinute: 60, Active: true})
 	id := cr.View.ID
 	limit := 3
 	var ci protocol.CodeInfo

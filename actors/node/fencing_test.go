@@ -2,15 +2,13 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
+	"github.com/aditus-queue/aditus-queue/persistence/kafkalog/kafkatest"
 
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -23,16 +21,9 @@ import (
 // them on one log are a partition in which both sides own every room.
 func loneMember(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-	})
+	stopNode(t, n)
 	return n
 }
 
@@ -43,21 +34,9 @@ func loneMember(t *testing.T, l persistence.Log) *Node {
 func TestSplitBrainIssuesNoNumberTwice(t *testing.T) {
 	t.Run("memlog", func(t *testing.T) { splitBrain(t, memlog.New()) })
 	t.Run("kafka", func(t *testing.T) {
-		s := os.Getenv("AQ_KAFKA_BROKERS")
-		if s == "" {
-			t.Skip("AQ_KAFKA_BROKERS is not set: this case needs a real Kafka broker (deploy/local/kafka.sh start; AQ_KAFKA_BROKERS=127.0.0.1:9092)")
-		}
-		bs := strings.Split(s, ",")
-		prefix := fmt.Sprintf("aq-test.%s.split-brain", time.Now().UTC().Format("20060102-150405.000000"))
-		cfg := kafkalog.Config{Brokers: bs, EventsTopic: prefix + ".events", SnapshotsTopic: prefix + ".snapshots", Partitions: 2}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c := &kafka.Client{Addr: kafka.TCP(bs...), Timeout: 10 * time.Second}
-			if _, err := c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{cfg.EventsTopic, cfg.SnapshotsTopic}}); err != nil {
-				t.Logf("delete test topics: %v", err)
-			}
-		})
+		bs := kafkatest.Brokers(t)
+		events, snapshots := kafkatest.Topics(t, bs)
+		cfg := kafkalog.Config{Brokers: bs, EventsTopic: events, SnapshotsTopic: snapshots, Partitions: 2}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		l, err := kafkalog.Open(ctx, cfg)
@@ -76,10 +55,7 @@ func splitBrain(t *testing.T, l persistence.Log) {
 	a, b := loneMember(t, l), loneMember(t, l)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cr, err := a.Client.Create(ctx, room.Config{Slug: "split", Name: "Split", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, a, room.Config{Slug: "split", Name: "Split", RatePerMinute: 6000, Active: true})
 	id := cr.View.ID
 
 	var (

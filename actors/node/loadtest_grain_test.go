@@ -2,10 +2,8 @@ package node
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -35,23 +33,12 @@ func TestLoadTestGrainRunsAndRecords(t *testing.T) {
 	}))
 	defer front.Close()
 	l := memlog.New()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l,
 		LoadTests: grain.LoadTestDeps{BaseURL: front.URL, FlushSeconds: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-	}()
+	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "grain-room", Name: "Grain", RatePerMinute: 60, Active: true, Test: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "grain-room", Name: "Grain", RatePerMinute: 60, Active: true, Test: true})
 	spec := loadtest.Spec{SiteID: cr.View.ID, Slug: "grain-room", Profile: loadtest.ProfileJoin, RatePerSecond: 20, DurationSeconds: 3}
 	run, err := n.Client.LoadTestStart(ctx, spec)
 	if err != nil || run.State != loadtest.StateRunning {

@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,18 +26,12 @@ func TestFailedFsyncFailsTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	n, err := Start(Config{Member: true, LogFailGrace: 300 * time.Millisecond,
-		Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := mustStart(t, Config{Member: true, LogFailGrace: 300 * time.Millisecond,
+		Deps: grain.Deps{Log: l}})
 	defer n.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "disk", Name: "Disk", RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "disk", Name: "Disk", RatePerMinute: 60, Active: true})
 	if _, err := n.Client.Join(ctx, cr.View.ID); err != nil {
 		t.Fatal(err)
 	}

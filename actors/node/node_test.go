@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -25,12 +23,7 @@ func hash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 
 func startNode(t *testing.T, l persistence.Log) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l}})
 }
 
 func TestRoomLifecycleOnOneMember(t *testing.T) {
@@ -40,10 +33,7 @@ func TestRoomLifecycleOnOneMember(t *testing.T) {
 	defer cancel()
 
 	cfg := room.Config{Slug: "spring-sale", Name: "Spring sale", TargetURL: "https://shop.example.com/", RatePerMinute: 60, Active: true}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	if cr.Secret == "" || !cr.View.Exists {
 		t.Fatalf("create: %+v", cr)
 	}
@@ -130,10 +120,7 @@ func TestUnavailableLogAnswersUnavailable(t *testing.T) {
 	defer n.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "outage", Name: "Outage", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "outage", Name: "Outage", RatePerMinute: 6000, Active: true})
 	l.SetDown(true)
 	var seen bool
 	for i := 0; i < 200; i++ {

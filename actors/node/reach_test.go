@@ -2,9 +2,6 @@ package node
 
 import (
 	"context"
-	"log/slog"
-	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -19,12 +16,8 @@ import (
 // peers are peers, on log l.
 func memberAt(t *testing.T, l persistence.Log, addr string, peers []string) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, HealthAddr: addr, Peers: peers, StallLimit: -1,
-		Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return mustStart(t, Config{Member: true, HealthAddr: addr, Peers: peers, StallLimit: -1,
+		Deps: grain.Deps{Log: l}})
 }
 
 // A front whose only member is killed answers joins and tokens
@@ -35,28 +28,16 @@ func TestFrontWithoutMembers(t *testing.T) {
 	if raceEnabled {
 		t.Skip("two actor systems in one process race inside gRPC's global logger under -race; this test runs without -race")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	l := memlog.New()
 	peers := []string{addr}
 	m := memberAt(t, l, addr, peers)
-	front, err := Start(Config{Peers: peers, StallLimit: -1, Deps: grain.Deps{Sealer: sealer, Hash: hash,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	front := mustStart(t, Config{Peers: peers, StallLimit: -1})
 	defer front.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	deadline, _ := ctx.Deadline()
 	defer cancel()
-	cr, err := front.Client.Create(ctx, room.Config{Slug: "alone", Name: "Alone", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, front, room.Config{Slug: "alone", Name: "Alone", RatePerMinute: 6000, Active: true})
 	id := cr.View.ID
 	first, err := front.Client.Join(ctx, id)
 	if err != nil {

@@ -35,20 +35,14 @@ func (h restCounter) Handle(_ context.Context, r slog.Record) error {
 func TestGoneRoomRests(t *testing.T) {
 	clock := &skewClock{}
 	rests := new(atomic.Int64)
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Now: clock.Now,
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Now: clock.Now,
 		Logger: slog.New(restCounter{rests})}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer n.Stop(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var ids []string
 	for _, slug := range []string{"stays", "goes"} {
-		cr, err := n.Client.Create(ctx, room.Config{Slug: slug, Name: slug, RatePerMinute: 60, Active: true}, "admin")
-		if err != nil {
-			t.Fatal(err)
-		}
+		cr := mustCreate(t, ctx, n, room.Config{Slug: slug, Name: slug, RatePerMinute: 60, Active: true})
 		ids = append(ids, cr.View.ID)
 	}
 	live, gone := ids[0], ids[1]

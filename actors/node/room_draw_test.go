@@ -35,18 +35,12 @@ func TestDrawWithoutTheChain(t *testing.T) {
 	}
 	src := &lostBeacon{}
 	src.chain.Store(chain)
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Beacon: src, Logger: startNodeLogger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Beacon: src}})
 	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	opens := time.Now().Add(2 * time.Second)
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "lost", Name: "Lost", RatePerMinute: 60, Active: true, OpensAt: &opens}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "lost", Name: "Lost", RatePerMinute: 60, Active: true, OpensAt: &opens})
 	if cr.View.Armed == nil || cr.View.Armed.Commit == nil || cr.View.Armed.Commit.Chain == nil {
 		t.Fatalf("the draw commits no beacon round: %+v", cr.View.Armed)
 	}

@@ -51,15 +51,9 @@ func (h *retrySignal) WithGroup(name string) slog.Handler {
 // caller stops the node.
 func onceRoom(t *testing.T, ctx context.Context, l persistence.Log, logger *slog.Logger) (n *Node, id string, code protocol.CodeInfo) {
 	t.Helper()
-	n, err := Start(Config{Member: true, CallTimeout: 30 * time.Second, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash,
+	n = mustStart(t, Config{Member: true, CallTimeout: 30 * time.Second, Deps: grain.Deps{Log: l,
 		WriteTimeout: 10 * time.Second, Logger: logger}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "once", Name: "Once", RatePerMinute: 60, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "once", Name: "Once", RatePerMinute: 60, Active: true})
 	if err := n.Client.Admin(ctx, cr.View.ID, protocol.OpCodeAdd, protocol.AdminRequest{Actor: "admin", Label: "Press"}, &code); err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +149,7 @@ func TestRedeemRetryAfterAnswerAndRestart(t *testing.T) {
 	defer cancelStop()
 	n.Stop(stop)
 
-	n2, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Logger: startNodeLogger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n2 := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l}})
 	stopNode(t, n2)
 	if r := ask(n2); r.Code != "" {
 		t.Fatalf("retry after restart: %q %s, want a token", r.Code, r.Message)
@@ -177,10 +168,7 @@ func TestRedeemRetryAfterAnswerAndRestart(t *testing.T) {
 func TestScheduleAddRetriedAppliesOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: startNodeLogger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: memlog.New()}})
 	stopNode(t, n)
 	if _, err := n.Client.Schedules(ctx); err != nil { // the grain is placed
 		t.Fatal(err)

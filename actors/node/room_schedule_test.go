@@ -25,10 +25,7 @@ func TestGrainFollowsTheSchedule(t *testing.T) {
 	pre := start.Add(-30 * time.Minute)
 	cfg := room.Config{Slug: "schedule", Name: "Schedule", RatePerMinute: 60, Active: true, Events: []room.Period{
 		{Name: "Main sale", StartsAt: start, EndsAt: start.Add(time.Hour), PrequeueFrom: &pre, RatePerMinute: 300, EndMode: room.ModeSoldOut}}}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	id := cr.View.ID
 	view := func(n *Node) *room.View {
 		var v room.View
@@ -101,10 +98,7 @@ func TestConfigureOverAStaleVersion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := room.Config{Slug: "stale", Name: "Stale", RatePerMinute: 60, Active: true}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	read := cr.View.UpdatedAt
 	cfg.Mode = room.ModeSoldOut
 	var v room.View
@@ -114,7 +108,7 @@ func TestConfigureOverAStaleVersion(t *testing.T) {
 	clock.Advance(time.Second)
 	old := cfg
 	old.Mode = room.ModeQueue
-	err = n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &old, IfVersion: read}, &v)
+	err := n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &old, IfVersion: read}, &v)
 	var ne *protocol.Error
 	if !errors.As(err, &ne) || ne.Code != protocol.CodeConflict {
 		t.Fatalf("write over the version read before: got %v, want a conflict", err)

@@ -32,10 +32,7 @@ func TestStoppedRoomLeavesItsSnapshot(t *testing.T) {
 	}
 
 	n := startNode(t, l)
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "season", Name: "Season", RatePerMinute: 600, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "season", Name: "Season", RatePerMinute: 600, Active: true})
 	for i := 0; i < 20; i++ {
 		if _, err := n.Client.Join(ctx, cr.View.ID); err != nil {
 			t.Fatal(err)

@@ -2,9 +2,6 @@ package node
 
 import (
 	"context"
-	"log/slog"
-	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -19,28 +16,12 @@ func TestFrontNodeStops(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a member and a front in one process race inside gRPC's global logger under -race; this test runs without -race")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	health := ln.Addr().String()
-	ln.Close()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	deps := grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: hash, Logger: log}
-	member, err := Start(Config{Member: true, HealthAddr: health, Peers: []string{health}, Deps: deps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		member.Stop(ctx)
-	}()
+	health := freeAddr(t)
+	deps := grain.Deps{Log: memlog.New(), Logger: startNodeLogger()}
+	member := mustStart(t, Config{Member: true, HealthAddr: health, Peers: []string{health}, Deps: deps})
+	stopNode(t, member)
 	for _, graceful := range []bool{true, false} {
-		front, err := Start(Config{Peers: []string{health}, Deps: deps})
-		if err != nil {
-			t.Fatal(err)
-		}
+		front := mustStart(t, Config{Peers: []string{health}, Deps: deps})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		if _, err := front.Client.List(ctx); err != nil {
 			t.Fatalf("the front reaches no member: %v", err)

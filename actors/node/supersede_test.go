@@ -19,18 +19,11 @@ import (
 func TestJoinWaitingWhenSupersededIsRetried(t *testing.T) {
 	mem := memlog.New()
 	l := &gateLog{Log: mem, held: make(chan struct{}, 16), open: make(chan struct{})}
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, WriteTimeout: 10 * time.Second,
-		Logger: startNodeLogger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, WriteTimeout: 10 * time.Second}})
 	stopNode(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cr, err := n.Client.Create(ctx, room.Config{Slug: "moving", Name: "Moving", RatePerMinute: 6000, Active: true}, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, room.Config{Slug: "moving", Name: "Moving", RatePerMinute: 6000, Active: true})
 	id := cr.View.ID
 
 	l.shut.Store(true)

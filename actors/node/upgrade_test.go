@@ -2,8 +2,6 @@ package node
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -19,12 +17,7 @@ import (
 // startNodeOlder is startNode with the cluster's older nodes given.
 func startNodeOlder(t *testing.T, l persistence.Log, older func([]string) []string) *Node {
 	t.Helper()
-	n, err := Start(Config{Member: true, Deps: grain.Deps{Log: l, Sealer: sealer, Hash: hash, Older: older,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return mustStart(t, Config{Member: true, Deps: grain.Deps{Log: l, Older: older}})
 }
 
 // createAndStop creates a room with cfg on a member over l, stops the
@@ -32,10 +25,7 @@ func startNodeOlder(t *testing.T, l persistence.Log, older func([]string) []stri
 func createAndStop(t *testing.T, ctx context.Context, l persistence.Log, cfg room.Config) string {
 	t.Helper()
 	n := startNodeOlder(t, l, nil)
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	n.Stop(stopCtx)
 	stopCancel()
@@ -62,12 +52,9 @@ func TestConfigureWaitsForEveryNodeToAnnounce(t *testing.T) {
 	if _, err := n.Client.Create(ctx, sold, "admin"); !protocol.IsCode(err, protocol.CodeConflict) || !strings.Contains(err.Error(), "127.0.0.1:7001") {
 		t.Fatalf("create sold out: got %v, want a conflict naming the older node", err)
 	}
-	cr, err := n.Client.Create(ctx, cfg, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cr := mustCreate(t, ctx, n, cfg)
 	var v room.View
-	err = n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &sold}, &v)
+	err := n.Client.Admin(ctx, cr.View.ID, protocol.OpConfigure, protocol.AdminRequest{Actor: "admin", Config: &sold}, &v)
 	if !protocol.IsCode(err, protocol.CodeConflict) || !strings.Contains(err.Error(), "modes") {
 		t.Fatalf("configure sold out: got %v, want a conflict naming the feature", err)
 	}

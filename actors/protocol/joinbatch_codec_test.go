@@ -9,6 +9,21 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/room"
 )
 
+// writtenAsPlain checks that v's JSON is byte for byte encoding/json's for
+// plain, the same value in a type without v's methods, and returns it.
+func writtenAsPlain(t *testing.T, v, plain any) []byte {
+	t.Helper()
+	got, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(plain)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%T %+v: got %s, want %s", v, v, got, want)
+	}
+	return want
+}
+
 // The batch messages' hand-written JSON is byte for byte what encoding/json
 // writes for the same types, and reads back what either wrote.
 func TestBatchMessagesJSON(t *testing.T) {
@@ -20,14 +35,7 @@ func TestBatchMessagesJSON(t *testing.T) {
 		{Count: 4096, Known: true, Epoch: -1, Version: math.MaxUint64},
 	}
 	for _, r := range reqs {
-		got, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := json.Marshal(plainReq(r))
-		if !bytes.Equal(got, want) {
-			t.Errorf("request %+v: got %s, want %s", r, got, want)
-		}
+		want := writtenAsPlain(t, r, plainReq(r))
 		var back JoinBatchRequest
 		if err := json.Unmarshal(want, &back); err != nil || back != r {
 			t.Errorf("request %s read back as %+v, %v", want, back, err)
@@ -42,14 +50,7 @@ func TestBatchMessagesJSON(t *testing.T) {
 		{First: 9, Count: 1, Epoch: 2, Version: 9, Issued: 9, View: view},
 	}
 	for _, r := range results {
-		got, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := json.Marshal(plainRes(r))
-		if !bytes.Equal(got, want) {
-			t.Errorf("result: got %s, want %s", got, want)
-		}
+		want := writtenAsPlain(t, r, plainRes(r))
 		var back JoinBatchResult
 		if err := json.Unmarshal(want, &back); err != nil {
 			t.Fatal(err)

@@ -31,6 +31,21 @@ func (d *detector) join(now int64) uint64 {
 	return n
 }
 
+// waitsOutGrace scans every 2 s of the 60 s grace period after from
+// (seconds), what happened then, and fails when it counts anyone
+// abandoned within it or no one just after it.
+func (d *detector) waitsOutGrace(from int64, what string) {
+	d.g.tb.Helper()
+	for s := from + 2; s <= from+60; s += 2 {
+		if c := d.scan(at(s * second)); c != 0 {
+			d.g.tb.Fatalf("counted %d abandoned %d s after %s, within the grace period", c, s-from, what)
+		}
+	}
+	if c := d.scan(at((from + 62) * second)); c == 0 {
+		d.g.tb.Fatalf("nothing counted a grace period after %s", what)
+	}
+}
+
 // scan examines the positions ahead of the window and commits what it
 // finds; it returns how many numbers it counted as abandoned.
 func (d *detector) scan(now int64) uint64 {
@@ -232,14 +247,7 @@ func TestAbandonAfterRecoveryIsConservative(t *testing.T) {
 	// Nobody reports presence: everyone is silent from t0.
 	g = g.crash(at(50 * second))
 	d = newDetector(g, at(50*second))
-	for s := int64(52); s <= 110; s += 2 {
-		if c := d.scan(at(s * second)); c != 0 {
-			t.Fatalf("counted %d abandoned %d s after the recovery, within the grace period", c, s-50)
-		}
-	}
-	if c := d.scan(at(112 * second)); c == 0 {
-		t.Fatal("nothing counted a grace period after the recovery")
-	}
+	d.waitsOutGrace(50, "the recovery")
 }
 
 func TestAbandonStandsStill(t *testing.T) {
@@ -287,14 +295,7 @@ func TestAbandonSwitchedOnMidSale(t *testing.T) {
 	}
 	cfg.Abandon.Enabled = true
 	g.configure(cfg, at(300*second))
-	for s := int64(302); s <= 360; s += 2 {
-		if c := d.scan(at(s * second)); c != 0 {
-			t.Fatalf("counted %d abandoned %d s after switching detection on", c, s-300)
-		}
-	}
-	if c := d.scan(at(362 * second)); c == 0 {
-		t.Fatal("nothing counted a grace period after switching detection on")
-	}
+	d.waitsOutGrace(300, "switching detection on")
 }
 
 // During a draw a position is not its number: the scan asks about the

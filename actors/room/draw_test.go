@@ -252,12 +252,7 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 		}
 	})
 	t.Run("move the opening later keeps it armed", func(t *testing.T) {
-		cfg := baseConfig()
-		cfg.OpensAt = timeAt(hour)
-		g := newRoom(t, cfg, at(0), 1000)
-		for range 10 {
-			g.mustJoin(at(minute))
-		}
+		g, cfg := armedRoom(t, hour, 10)
 		cfg.OpensAt = timeAt(2 * hour)
 		g.configure(cfg, at(30*minute))
 		if g.st.Armed == nil || g.st.Armed.From != 0 {
@@ -275,10 +270,7 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 		}
 	})
 	t.Run("move the opening earlier keeps it armed", func(t *testing.T) {
-		cfg := baseConfig()
-		cfg.OpensAt = timeAt(2 * hour)
-		g := newRoom(t, cfg, at(0), 1000)
-		g.mustJoin(at(minute))
+		g, cfg := armedRoom(t, 2*hour, 1)
 		cfg.OpensAt = timeAt(hour)
 		g.configure(cfg, at(30*minute))
 		if g.st.Armed == nil {
@@ -296,12 +288,7 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 		}
 	})
 	t.Run("opening moved into the past is due at once", func(t *testing.T) {
-		cfg := baseConfig()
-		cfg.OpensAt = timeAt(hour)
-		g := newRoom(t, cfg, at(0), 1000)
-		for range 50 {
-			g.mustJoin(at(minute))
-		}
+		g, cfg := armedRoom(t, hour, 50)
 		cfg.OpensAt = timeAt(10 * minute)
 		evs, err := g.st.DecideConfigure(cfg, at(20*minute), "admin", testDrawKey)
 		if err != nil {
@@ -324,12 +311,7 @@ func TestOpeningThroughConfiguration(t *testing.T) {
 		}
 	})
 	t.Run("opening removed admits in arrival order", func(t *testing.T) {
-		cfg := baseConfig()
-		cfg.OpensAt = timeAt(hour)
-		g := newRoom(t, cfg, at(0), 1000)
-		for range 50 {
-			g.mustJoin(at(minute))
-		}
+		g, cfg := armedRoom(t, hour, 50)
 		cfg.OpensAt = nil
 		g.configure(cfg, at(20*minute))
 		if g.st.PreQueue() || len(g.st.Draws) != 0 {

@@ -119,6 +119,20 @@ func decode(tb testing.TB, b []byte) room.Event {
 // commit appends evs and applies the log read back from the last verified
 // offset. It fails with errSuperseded, applying nothing further, when a newer
 // activation's marker stands in what it reads.
+// armedRoom is a room of baseConfig created at 0 to open at opensAt,
+// joined by as many visitors a minute in; its configuration is returned
+// for the test to move the opening.
+func armedRoom(tb testing.TB, opensAt int64, joined int) (*grain, room.Config) {
+	tb.Helper()
+	cfg := baseConfig()
+	cfg.OpensAt = timeAt(opensAt)
+	g := newRoom(tb, cfg, at(0), 1000)
+	for range joined {
+		g.mustJoin(at(minute))
+	}
+	return g, cfg
+}
+
 func (g *grain) commit(evs []room.Event) error {
 	for i := range evs {
 		b, err := evs[i].Encode()

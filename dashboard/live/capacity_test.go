@@ -2,31 +2,14 @@ package live_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/dashboard/live"
 	"github.com/aditus-queue/aditus-queue/transport/adminws"
 )
-
-func readCapacityFrame(t *testing.T, c *websocket.Conn) live.CapacityFrame {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, b, err := c.ReadMessage()
-	if err != nil {
-		t.Fatalf("read frame: %v", err)
-	}
-	var f live.CapacityFrame
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-	return f
-}
 
 // A capacity room's socket pushes its state every second: the gauges
 // move as visitors arrive, a runtime change of active shows in the next
@@ -48,7 +31,7 @@ func TestLiveCapacityFrames(t *testing.T) {
 		}
 	}
 	c := e.dial(id, "", adminws.Subprotocol, "bearer."+adminTok)
-	f := readCapacityFrame(t, c)
+	f := readJSON[live.CapacityFrame](t, c)
 	if f.Type != "capacity" || f.ID != id || f.Host != "shop.example.com" || f.Inside != 2 || f.Waiting != 1 ||
 		f.Settings.Active != 2 || f.AdmittedPerMinute != 2 || f.Refusals != 4 || len(f.Nodes) != 1 || len(f.Differs) != 0 {
 		t.Fatalf("first frame: %+v", f)
@@ -58,7 +41,7 @@ func TestLiveCapacityFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		f = readCapacityFrame(t, c)
+		f = readJSON[live.CapacityFrame](t, c)
 		if f.Settings.Active == 5 {
 			break
 		}

@@ -70,18 +70,25 @@ func (e *env) dial(id, query string, protocols ...string) *websocket.Conn {
 	return c
 }
 
-func readFrame(t *testing.T, c *websocket.Conn) live.Frame {
+// readJSON reads c's next frame, within ten seconds, as an F.
+func readJSON[F any](t *testing.T, c *websocket.Conn) F {
 	t.Helper()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, b, err := c.ReadMessage()
 	if err != nil {
 		t.Fatalf("read frame: %v", err)
 	}
-	var f live.Frame
+	var f F
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("decode %s: %v", b, err)
 	}
 	return f
+}
+
+// readFrame reads a rate room's next frame.
+func readFrame(t *testing.T, c *websocket.Conn) live.Frame {
+	t.Helper()
+	return readJSON[live.Frame](t, c)
 }
 
 // closeCode reads until the server closes the socket and returns its code.

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/persistence/kafkalog/kafkatest"
 
 	"github.com/segmentio/kafka-go"
 
@@ -22,44 +23,14 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence/logtest"
 )
 
-// These tests run against a real Apache Kafka broker named by
-// AQ_KAFKA_BROKERS (deploy/local/kafka.sh start, then
-// AQ_KAFKA_BROKERS=127.0.0.1:9092). Each run uses topics of its own, deleted
-// at the end, so runs do not see each other.
+// These tests run against a real Apache Kafka broker (kafkatest).
 
-// runID makes this run's topic names unique.
-var runID = time.Now().UTC().Format("20060102-150405.000000000")
-
-func brokers(tb testing.TB) []string {
-	tb.Helper()
-	s := os.Getenv("AQ_KAFKA_BROKERS")
-	if s == "" {
-		tb.Skip("AQ_KAFKA_BROKERS is not set: these tests need a real Kafka broker (deploy/local/kafka.sh start; AQ_KAFKA_BROKERS=127.0.0.1:9092)")
-	}
-	return strings.Split(s, ",")
-}
-
-// testConfig names topics unique to this run and test, and deletes them when
-// the test ends.
+// testConfig is a configuration on topics of the test's own.
 func testConfig(tb testing.TB, partitions int) Config {
 	tb.Helper()
-	name := strings.NewReplacer("/", ".", " ", "_").Replace(tb.Name())
-	prefix := fmt.Sprintf("aq-test.%s.%s", runID, name)
-	cfg := Config{
-		Brokers:        brokers(tb),
-		EventsTopic:    prefix + ".events",
-		SnapshotsTopic: prefix + ".snapshots",
-		Partitions:     partitions,
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second}
-		if _, err := c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{cfg.EventsTopic, cfg.SnapshotsTopic}}); err != nil {
-			tb.Logf("delete test topics: %v", err)
-		}
-	})
-	return cfg
+	bs := kafkatest.Brokers(tb)
+	events, snapshots := kafkatest.Topics(tb, bs)
+	return Config{Brokers: bs, EventsTopic: events, SnapshotsTopic: snapshots, Partitions: partitions}
 }
 
 func open(tb testing.TB, cfg Config) *Log {

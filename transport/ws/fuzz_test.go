@@ -1,11 +1,9 @@
 package ws_test
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -13,13 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/aditus-queue/aditus-queue/actors/grain"
-	"github.com/aditus-queue/aditus-queue/actors/node"
-	"github.com/aditus-queue/aditus-queue/persistence/memlog"
-	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
 )
 
@@ -28,44 +20,14 @@ import (
 // socket URL without its ticket and a valid ticket.
 func socketServer(f *testing.F) (wsURL, ticket string) {
 	f.Helper()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
-	if err != nil {
-		f.Fatal(err)
-	}
 	// Limits well above what one fuzzing process holds at once: a closed
 	// socket leaves the hub a moment after the client sees it closed.
-	hub, err := ws.NewHub(n.Views, log, time.Now, ws.Limits{PerTicket: 64, PerNode: 1024})
-	if err != nil {
-		f.Fatal(err)
-	}
-	s := api.New(api.Config{Node: n.Front, PublicURL: "http://x", AdminTokenHash: sha("admin"), Hash: sha, Logger: log,
-		Registry: prometheus.NewRegistry(), Extra: []func(*echo.Echo){hub.Register}})
-	srv := httptest.NewServer(s.Handler())
-	f.Cleanup(func() {
-		srv.Close()
-		hub.Close()
-		// Stopped gracefully: a killed node keeps polling for members and
-		// slows every later node of the process.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		n.Stop(ctx)
-	})
-	body, _ := json.Marshal(map[string]any{"slug": "live", "name": "Live", "ratePerMinute": 1, "active": true,
+	srv, _ := startHub(f, ws.Limits{PerTicket: 64, PerNode: 1024},
+		slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	call(f, "POST", srv.URL+"/api/admin/queue/sites", map[string]any{"slug": "live", "name": "Live", "ratePerMinute": 1, "active": true,
 		"domains": []string{"shop.example.com"}})
-	req, _ := http.NewRequest("POST", srv.URL+"/api/admin/queue/sites", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer admin")
-	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusCreated {
-		f.Fatalf("create room: %v %v", res, err)
-	}
-	res, err := http.Post(srv.URL+"/queue/live/join", "application/json", nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	var j struct{ Ticket string }
-	_ = json.NewDecoder(res.Body).Decode(&j)
-	res.Body.Close()
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/queue/live/ws?ticket=", j.Ticket
+	ticket = call(f, "POST", srv.URL+"/queue/live/join", nil)["ticket"].(string)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/queue/live/ws?ticket=", ticket
 }
 
 // FuzzSocketHandshake opens sockets with fuzzed tickets and Origin

@@ -9,10 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
@@ -32,7 +33,7 @@ var sealer, _ = seal.NewSealer(make([]byte, seal.KeySize))
 
 func sha(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
 
-func call(t *testing.T, method, url string, body any) map[string]any {
+func call(t testing.TB, method, url string, body any) map[string]any {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -55,15 +56,10 @@ func call(t *testing.T, method, url string, body any) map[string]any {
 }
 
 // startHub starts a node with the socket hub under limits, its API on a
-// test server, and stops them when the test ends.
-func startHub(t *testing.T, limits ws.Limits) (*httptest.Server, *ws.Hub) {
+// test server, logging to log, and stops them when the test ends.
+func startHub(t testing.TB, limits ws.Limits, log *slog.Logger) (*httptest.Server, *ws.Hub) {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := node.Start(node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Kill)
+	n := nodetest.Start(t, node.Config{Member: true, Deps: grain.Deps{Log: memlog.New(), Sealer: sealer, Hash: sha, Logger: log}})
 	hub, err := ws.NewHub(n.Views, log, time.Now, limits)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +73,7 @@ func startHub(t *testing.T, limits ws.Limits) (*httptest.Server, *ws.Hub) {
 }
 
 func TestSocketsReceiveRoomFrames(t *testing.T) {
-	srv, hub := startHub(t, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: ws.DefaultPerNode})
+	srv, hub := startHub(t, ws.Limits{PerTicket: ws.DefaultPerTicket, PerNode: ws.DefaultPerNode}, nodetest.Logger())
 
 	created := call(t, "POST", srv.URL+"/api/admin/queue/sites", map[string]any{"slug": "live", "name": "Live", "ratePerMinute": 1, "active": true})
 	site := created["site"].(map[string]any)
@@ -136,7 +132,7 @@ func TestSocketsReceiveRoomFrames(t *testing.T) {
 // Sockets beyond a ticket's or the node's limit are refused before the
 // upgrade with the contract's JSON error and a Retry-After, and counted.
 func TestSocketLimits(t *testing.T) {
-	srv, hub := startHub(t, ws.Limits{PerTicket: 2, PerNode: 3})
+	srv, hub := startHub(t, ws.Limits{PerTicket: 2, PerNode: 3}, nodetest.Logger())
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(hub.Collectors()...)
 	call(t, "POST", srv.URL+"/api/admin/queue/sites", map[string]any{"slug": "live", "name": "Live", "ratePerMinute": 1, "active": true})

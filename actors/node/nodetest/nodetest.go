@@ -6,12 +6,16 @@ package nodetest
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/actors/protocol"
+	"github.com/aditus-queue/aditus-queue/actors/room"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -67,6 +71,22 @@ func Start(t testing.TB, cfg node.Config) *node.Node {
 		n.Stop(ctx)
 	})
 	return n
+}
+
+// BenchRoom starts a member on the embedded file log, logging nothing, and
+// creates on it a room of 100,000 admissions a minute: the room the
+// benchmarks of the grain's join path measure.
+func BenchRoom(b *testing.B) (*node.Node, *protocol.CreateResult) {
+	b.Helper()
+	n := Start(b, node.Config{Member: true, Deps: grain.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cr, err := n.Client.Create(ctx, room.Config{Slug: "bench", Name: "Load test", TargetURL: "https://shop.example.com/",
+		RatePerMinute: 100_000, Active: true}, "admin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n, cr
 }
 
 // Eventually polls cond until it holds, and fails the test when d passes
