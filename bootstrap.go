@@ -17,6 +17,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/health"
 	"github.com/aditus-queue/aditus-queue/actors/node"
+	"github.com/aditus-queue/aditus-queue/internal/gcfloor"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
@@ -42,6 +43,7 @@ type bootstrap struct {
 	node      *node.Node
 	roomGuard func() error // refuses new rooms while the embedded log's disk is short of space
 	beacon    *beacon.Client
+	gcFloor   *gcfloor.Floor
 	stopped   bool
 }
 
@@ -61,6 +63,7 @@ func begin(c *serveConfig, binds ...string) (*bootstrap, error) {
 			return nil, err
 		}
 	}
+	b.gcFloor = startGCFloor(c.GCHeapFloor, os.Getenv("GOGC"), b.logger)
 	var err error
 	if b.sealer, err = openSealer(c); err != nil {
 		b.close()
@@ -153,6 +156,22 @@ func (b *bootstrap) stop(parts func(ctx context.Context)) {
 	b.stopped = true
 	b.closeBeacon()
 	b.closeLog()
+	if b.gcFloor != nil {
+		b.gcFloor.Stop()
+	}
+}
+
+// startGCFloor keeps the collector's heap goal at floor bytes while the
+// live heap is small, unless floor is 0 or the operator set GOGC.
+func startGCFloor(floor int64, gogc string, logger *slog.Logger) *gcfloor.Floor {
+	switch {
+	case floor <= 0:
+		return nil
+	case gogc != "":
+		logger.Info("GOGC is set: --gc-heap-floor is off", "GOGC", gogc)
+		return nil
+	}
+	return gcfloor.Start(uint64(floor))
 }
 
 // close releases what begin and startNode took, on an error path before

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,16 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
+// oneEnv is an environment holding only name=value.
+func oneEnv(name, value string) func(string) string {
+	return func(k string) string {
+		if k == name {
+			return value
+		}
+		return ""
+	}
+}
+
 func TestMinFreeDiskFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -48,16 +59,53 @@ func TestMinFreeDiskFlag(t *testing.T) {
 		{nil, "5GiB", 5 << 30, true},
 		{[]string{"--min-free-disk", "lots"}, "", 0, false},
 	} {
-		c, err := parseServeFlags(tc.args, func(k string) string {
-			if k == "AQ_MIN_FREE_DISK" {
-				return tc.env
-			}
-			return ""
-		})
+		c, err := parseServeFlags(tc.args, oneEnv("AQ_MIN_FREE_DISK", tc.env))
 		if (err == nil) != tc.ok || (tc.ok && c.MinFreeDisk != tc.want) {
 			t.Fatalf("%v env %q: got %+v %v, want %d ok %v", tc.args, tc.env, c, err, tc.want, tc.ok)
 		}
 	}
+}
+
+func TestGCHeapFloorFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want int64
+		ok   bool
+	}{
+		{nil, "", 64 << 20, true},
+		{[]string{"--gc-heap-floor", "0"}, "", 0, true},
+		{nil, "256MiB", 256 << 20, true},
+		{[]string{"--gc-heap-floor", "1TiB"}, "", 1 << 40, true},
+		{[]string{"--gc-heap-floor", "2TiB"}, "", 0, false},
+		{[]string{"--gc-heap-floor", "-1"}, "", 0, false},
+		{[]string{"--gc-heap-floor", "big"}, "", 0, false},
+	} {
+		c, err := parseServeFlags(tc.args, oneEnv("AQ_GC_HEAP_FLOOR", tc.env))
+		if (err == nil) != tc.ok || (tc.ok && c.GCHeapFloor != tc.want) {
+			t.Fatalf("%v env %q: got %+v %v, want %d ok %v", tc.args, tc.env, c, err, tc.want, tc.ok)
+		}
+		if !tc.ok && !strings.Contains(err.Error(), "--gc-heap-floor") {
+			t.Fatalf("%v: error %q does not name the flag", tc.args, err)
+		}
+	}
+}
+
+// TestGCFloorStarts: the floor starts with a size, and neither without one
+// nor when the operator set GOGC.
+func TestGCFloorStarts(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	if f := startGCFloor(0, "", logger); f != nil {
+		t.Fatal("a floor of 0 started")
+	}
+	if f := startGCFloor(64<<20, "200", logger); f != nil {
+		t.Fatal("a floor started though GOGC is set")
+	}
+	f := startGCFloor(64<<20, "", logger)
+	if f == nil {
+		t.Fatal("no floor with a size and no GOGC")
+	}
+	f.Stop()
 }
 
 func TestLogRetentionFlag(t *testing.T) {
@@ -74,12 +122,7 @@ func TestLogRetentionFlag(t *testing.T) {
 		{[]string{"--log-retention", "a week"}, "", 0, false},
 		{[]string{"--log-retention", "-3d"}, "", 0, false},
 	} {
-		c, err := parseServeFlags(tc.args, func(k string) string {
-			if k == "AQ_LOG_RETENTION" {
-				return tc.env
-			}
-			return ""
-		})
+		c, err := parseServeFlags(tc.args, oneEnv("AQ_LOG_RETENTION", tc.env))
 		if (err == nil) != tc.ok || (tc.ok && c.LogRetention != tc.want) {
 			t.Fatalf("%v env %q: got %+v %v, want %v ok %v", tc.args, tc.env, c, err, tc.want, tc.ok)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/dashboard"
 	"github.com/aditus-queue/aditus-queue/dashboard/instances"
 	"github.com/aditus-queue/aditus-queue/dashboard/live"
+	"github.com/aditus-queue/aditus-queue/internal/gcfloor"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 	"github.com/aditus-queue/aditus-queue/persistence/kafkalog"
@@ -74,6 +75,10 @@ type serveConfig struct {
 	// MinFreeDisk is the free space, in bytes, under which the embedded
 	// log's node refuses new rooms.
 	MinFreeDisk int64
+	// GCHeapFloor is the heap goal, in bytes, the collector is kept at or
+	// above while the live heap is small (internal/gcfloor); 0 leaves Go's
+	// default. An operator's GOGC switches it off.
+	GCHeapFloor int64
 	// LogRetention is how long events stay after a snapshot covers them.
 	LogRetention time.Duration
 }
@@ -162,6 +167,9 @@ func (c *serveConfig) parseRaw(raw rawServeFlags) error {
 	var err error
 	if c.MinFreeDisk, err = parseBytes(raw.minFree); err != nil {
 		return fmt.Errorf("--min-free-disk: %w", err)
+	}
+	if c.GCHeapFloor, err = parseBytes(raw.gcFloor); err != nil || c.GCHeapFloor > gcfloor.MaxFloor {
+		return fmt.Errorf("--gc-heap-floor: %q is not a size of at most 1TiB (say 64MiB, or 0 for Go's default)", raw.gcFloor)
 	}
 	if c.LogRetention, err = parseDays(raw.retention); err != nil || c.LogRetention < time.Minute {
 		return fmt.Errorf("--log-retention: %q is not a duration of a minute or more (say 7d or 36h)", raw.retention)

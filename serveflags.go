@@ -33,7 +33,7 @@ func boolFlag(p *bool, name string, def bool, help string) flagRow {
 
 // rawServeFlags are serve's flags whose text is parsed after the flag set.
 type rawServeFlags struct {
-	upstreamTimeout, minFree, retention string
+	upstreamTimeout, minFree, retention, gcFloor string
 }
 
 // serveFlagRows is serve's table of flags, in the order --help lists them.
@@ -73,6 +73,7 @@ func serveFlagRows(c *serveConfig, raw *rawServeFlags) []flagRow {
 		strFlag(&c.BeaconURL, "beacon-url", "", "drand HTTP endpoint of one chain (e.g. https://api.drand.sh/<chain hash>): committed draws mix in its round due after the pre-queue closes (default: none)"),
 		intFlag(&c.BeaconWaitSeconds, "beacon-wait", 30, "seconds a draw waits for its beacon round past the round's time before it is made with the key alone"),
 		strFlag(&raw.minFree, "min-free-disk", "1GiB", "free space of the embedded log's file system under which new rooms are refused"),
+		strFlag(&raw.gcFloor, "gc-heap-floor", "64MiB", "heap size the garbage collector waits for while the live heap is small: after each collection GOGC is raised so that the next comes at this size at the earliest (0: Go's default; a GOGC in the environment turns it off)"),
 		strFlag(&raw.retention, "log-retention", "7d", "how long events stay in the log once a snapshot covers them (e.g. 7d, 36h); Kafka: the events topic's retention.ms at creation"),
 	}
 }
