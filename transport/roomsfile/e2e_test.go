@@ -6,17 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/roomsfile"
 )
@@ -26,33 +25,16 @@ import (
 
 const testToken = "rooms-e2e-admin-token-0123456789"
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) { testbin.Main(m) }
 
+// binary is the command, built once; -short skips the tests that run it.
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aditus-queue-rooms")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "aditus-queue")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/aditus-queue/aditus-queue").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return testbin.Binary(t)
 }
 
 // node is a running `aditus-queue serve`.
@@ -64,12 +46,7 @@ type node struct {
 
 func startNode(t *testing.T, dataDir string, extra ...string) *node {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testbin.FreeAddr(t)
 	n := &node{base: "http://" + addr, out: &bytes.Buffer{}}
 	n.cmd = exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--public-url", n.base, "--data-dir", dataDir,
 		"--ops-addr", "127.0.0.1:0", "--admin-token", testToken}, extra...)...)

@@ -6,70 +6,30 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
-// TestMain runs the tests from the repository's root (README.md, the test
-// data and `go build .` are named from there) and removes the binary the
-// tests built.
+// TestMain runs the tests from the repository's root (README.md and the
+// test data are named from there) and removes the binary the tests built.
 func TestMain(m *testing.M) {
-	if err := os.Chdir(filepath.Join("..", "..", "..")); err != nil {
+	root, err := testbin.Root()
+	if err == nil {
+		err = os.Chdir(root)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// binary builds aditus-queue once, into a temporary directory, for the
-// package's tests.
-func binary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aditus-queue-e2e")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "aditus-queue")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	testbin.Main(m)
 }
 
 type server struct {
@@ -84,7 +44,7 @@ type server struct {
 func startServer(t *testing.T, dataDir, addr string, extra ...string) *server {
 	t.Helper()
 	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir, "--ops-addr", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(binary(t), args...)
+	cmd := exec.Command(testbin.Binary(t), args...)
 	s := &server{t: t, cmd: cmd, base: "http://" + addr, out: &bytes.Buffer{}}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -26,7 +27,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	p := startProc(t, "proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data"))
 	base := "http://" + addr
 	testwait.Until(t, 30*time.Second, "the proxy answering", func() bool {

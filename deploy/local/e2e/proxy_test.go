@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -38,7 +39,7 @@ func startProc(t *testing.T, args ...string) *proc {
 	if len(args) > 0 && (args[0] == "serve" || args[0] == "proxy") && !slices.Contains(args, "--ops-addr") {
 		args = append(args, "--ops-addr", "127.0.0.1:0") // never the shared default port
 	}
-	p := &proc{t: t, cmd: exec.Command(binary(t), args...)}
+	p := &proc{t: t, cmd: exec.Command(testbin.Binary(t), args...)}
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw
 	go func() {
@@ -83,7 +84,7 @@ func startProxyProc(t *testing.T, dir, src string, extra ...string) (*proc, stri
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	args := append([]string{"proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data")}, extra...)
 	p := startProc(t, args...)
 	base := "http://" + addr
@@ -438,8 +439,8 @@ func TestProxyClusterSharesOneLine(t *testing.T) {
 	s := newShop(t)
 	dir := t.TempDir()
 	key := strings.Repeat("ab", 32)
-	health := freeAddr(t)
-	member := startProc(t, "serve", "--roles", "actor", "--addr", freeAddr(t), "--data-dir", filepath.Join(dir, "member"),
+	health := testbin.FreeAddr(t)
+	member := startProc(t, "serve", "--roles", "actor", "--addr", testbin.FreeAddr(t), "--data-dir", filepath.Join(dir, "member"),
 		"--admin-token", "cluster-admin-token-long-enough", "--master-key", key, "--cluster-health", health, "--peers", health)
 	src := fmt.Sprintf(`
 host "wait.test" {
@@ -590,8 +591,8 @@ host "shop.test" {
 		t.Fatal(err)
 	}
 	const admin = "rate-proxy-admin-token-long-enough"
-	paddr := freeAddr(t)
-	srv := startServer(t, filepath.Join(dir, "data"), freeAddr(t), "--admin-token", admin, "--proxy-config", cfg, "--proxy-addr", paddr)
+	paddr := testbin.FreeAddr(t)
+	srv := startServer(t, filepath.Join(dir, "data"), testbin.FreeAddr(t), "--admin-token", admin, "--proxy-config", cfg, "--proxy-addr", paddr)
 	st, created := srv.call("POST", "/api/admin/queue/sites", admin, map[string]any{
 		"slug": "launch", "name": "Launch", "targetUrl": "http://shop.test/", "ratePerMinute": 60, "active": true})
 	if st != 201 {
@@ -680,7 +681,7 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 
 func TestProxyHasTheOperationsListener(t *testing.T) {
 	s := newShop(t)
-	ops := freeAddr(t)
+	ops := testbin.FreeAddr(t)
 	startProxyProc(t, t.TempDir(), fmt.Sprintf(capacityConfig, s.addr(), 3, "1m"), "--ops-addr", ops)
 	st, body := get(t, "http://"+ops+"/metrics")
 	if st != http.StatusOK || !strings.Contains(body, "\naditus_queue_rooms_unavailable ") || !strings.Contains(body, "\ngo_goroutines ") {

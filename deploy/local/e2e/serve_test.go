@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 )
 
 // TestGeneratedAdminTokenShownOnce checks the first start prints a token
 // that works, and a second start does not print it again.
 func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir, freeAddr(t))
+	s := startServer(t, dir, testbin.FreeAddr(t))
 	var tok string
 	for _, line := range strings.Split(s.output(), "\n") {
 		if f := strings.TrimSpace(line); strings.HasPrefix(f, "aqa_") {
@@ -41,7 +42,7 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 		res.Body.Close()
 	}
 	s.term()
-	s2 := startServer(t, dir, freeAddr(t))
+	s2 := startServer(t, dir, testbin.FreeAddr(t))
 	if strings.Contains(s2.output(), tok) || strings.Contains(s2.output(), "aqa_") {
 		t.Fatalf("token printed again on the second start")
 	}
@@ -59,7 +60,7 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 func TestKill9KeepsEverything(t *testing.T) {
 	dir := t.TempDir()
 	const admin = "kill9-admin-token-long-enough"
-	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
+	s := startServer(t, dir, testbin.FreeAddr(t), "--admin-token", admin)
 	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
 		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
 		// Every join of the load comes from loopback.
@@ -129,7 +130,7 @@ func TestKill9KeepsEverything(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
-	s2 := startServer(t, dir, freeAddr(t), "--admin-token", admin)
+	s2 := startServer(t, dir, testbin.FreeAddr(t), "--admin-token", admin)
 	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
 	if st != 200 {
 		t.Fatalf("join after restart: %d %v", st, j)
@@ -174,7 +175,7 @@ func TestBadFlagsAndBusyPort(t *testing.T) {
 		{"serve", "--nosuchflag"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		cmd := exec.CommandContext(ctx, binary(t), args...)
+		cmd := exec.CommandContext(ctx, testbin.Binary(t), args...)
 		cmd.Env = envWithoutAQ() // AQ_KAFKA_BROKERS from the test script would satisfy --log kafka
 		out, err := cmd.CombinedOutput()
 		cancel()
@@ -190,7 +191,7 @@ func TestBadFlagsAndBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cmd := exec.Command(binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--ops-addr", "127.0.0.1:0")
+	cmd := exec.Command(testbin.Binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--ops-addr", "127.0.0.1:0")
 	cmd.Env = envWithoutAQ()
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "listen on") {
@@ -218,7 +219,7 @@ func TestReadmeTour(t *testing.T) {
 	script := strings.TrimSpace(block)
 	script = strings.TrimPrefix(script, "```sh")
 	script = strings.TrimSuffix(script, "```")
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	s := startServer(t, t.TempDir(), addr, "--admin-token", "change-me-to-a-long-random-token")
 	script = strings.ReplaceAll(script, "http://localhost:8080", s.base)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
