@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -219,7 +218,7 @@ func setUp(t *testing.T, extra ...string) *acc {
 	if out, err := provider.CombinedOutput(); err != nil {
 		t.Fatalf("go build of the provider: %v\n%s", err, out)
 	}
-	a.base = startServe(t, testbin.Binary(t), filepath.Join(tmp, "data"), extra...)
+	_, a.base = testbin.Serve(t, filepath.Join(tmp, "data"), testbin.FreeAddr(t), append([]string{"--admin-token", accToken}, extra...)...)
 	cliConfig := filepath.Join(tmp, "tofu.rc")
 	writeFile(t, cliConfig, fmt.Sprintf(`provider_installation {
   dev_overrides {
@@ -241,34 +240,6 @@ func writeFile(t *testing.T, path, src string) {
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func startServe(t *testing.T, bin, dataDir string, extra ...string) string {
-	t.Helper()
-	addr := testbin.FreeAddr(t)
-	var log bytes.Buffer
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir,
-		"--ops-addr", "127.0.0.1:0", "--admin-token", accToken}, extra...)...)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	up := testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool {
-		res, err := http.Get("http://" + addr + "/queue/healthz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	})
-	if !up {
-		t.Fatalf("serve did not answer:\n%s", log.String())
-	}
-	return "http://" + addr
 }
 
 func (a *acc) write(tf string) { writeFile(a.t, filepath.Join(a.dir, "main.tf"), tf) }

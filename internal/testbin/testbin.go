@@ -17,17 +17,24 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
+	mu       sync.Mutex
+	built    bool
+	binPath  string
+	buildErr error
 )
 
 // Binary returns the path of the aditus-queue command, built at the first
 // call of the test process into a temporary folder (Main removes it) and
-// shared by the later calls. A failed build fails every test that asks.
+// shared by the later calls. A failed build fails every test that asks,
+// without building again.
 func Binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() { binPath, buildErr = build() })
+	mu.Lock()
+	defer mu.Unlock()
+	if !built {
+		binPath, buildErr = build()
+		built = true
+	}
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
@@ -64,11 +71,15 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Remove deletes the binary Binary built, if it built one.
+// Remove deletes the binary Binary built, if it built one; a later call
+// of Binary builds it again.
 func Remove() {
+	mu.Lock()
+	defer mu.Unlock()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
+	built, binPath, buildErr = false, "", nil
 }
 
 // Root is the folder of the module's go.mod, two levels above this file.

@@ -2,9 +2,11 @@ package testbin
 
 import (
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,4 +62,54 @@ func TestFreeAddrCanBeListenedOn(t *testing.T) {
 		t.Fatalf("listen on %s: %v", addr, err)
 	}
 	ln.Close()
+}
+
+// Serve starts serve on the address it is given, answering its health
+// check, with an operations listener of its own; Term stops it and the
+// output is kept.
+func TestServeAnswersAndStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
+	addr := FreeAddr(t)
+	p, base := Serve(t, t.TempDir(), addr, "--admin-token", "testbin-admin-token-0123456789")
+	if base != "http://"+addr {
+		t.Fatalf("base %q, want http://%s", base, addr)
+	}
+	if !slices.Contains(p.Cmd.Args, "--ops-addr") {
+		t.Fatalf("serve started without an operations address of its own: %v", p.Cmd.Args)
+	}
+	res, err := http.Get(base + "/queue/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %d", res.StatusCode)
+	}
+	p.Term()
+	if p.Cmd.ProcessState == nil || !p.Cmd.ProcessState.Exited() {
+		t.Fatalf("after Term the process has not exited: %v", p.Cmd.ProcessState)
+	}
+	if p.Output() == "" {
+		t.Fatal("no output kept")
+	}
+	p.Kill() // after Term: nothing left to do, and no wait on a waited process
+}
+
+// Start leaves an operations address the caller names alone, and Kill
+// ends the process.
+func TestStartKeepsTheNamedOpsAddr(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the command")
+	}
+	ops := FreeAddr(t)
+	p := Start(t, "serve", "--addr", FreeAddr(t), "--data-dir", t.TempDir(), "--ops-addr", ops)
+	if n := strings.Count(strings.Join(p.Cmd.Args, " "), "--ops-addr"); n != 1 {
+		t.Fatalf("--ops-addr %d times: %v", n, p.Cmd.Args)
+	}
+	p.Kill()
+	if p.Cmd.ProcessState == nil || p.Cmd.ProcessState.Exited() {
+		t.Fatalf("after Kill: %v, want ended by a signal", p.Cmd.ProcessState)
+	}
 }

@@ -1,17 +1,14 @@
 package roomsfile_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,38 +36,15 @@ func binary(t *testing.T) string {
 
 // node is a running `aditus-queue serve`.
 type node struct {
-	cmd  *exec.Cmd
+	*testbin.Proc
 	base string
-	out  *bytes.Buffer
 }
 
 func startNode(t *testing.T, dataDir string, extra ...string) *node {
 	t.Helper()
-	addr := testbin.FreeAddr(t)
-	n := &node{base: "http://" + addr, out: &bytes.Buffer{}}
-	n.cmd = exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--public-url", n.base, "--data-dir", dataDir,
-		"--ops-addr", "127.0.0.1:0", "--admin-token", testToken}, extra...)...)
-	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.stop() })
-	testwait.UntilEvery(t, 30*time.Second, 50*time.Millisecond, "serve answers healthz", func() bool {
-		res, err := http.Get(n.base + "/queue/healthz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	})
-	return n
-}
-
-func (n *node) stop() {
-	if n.cmd.ProcessState == nil {
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		_ = n.cmd.Wait()
-	}
+	binary(t) // skips under -short
+	p, base := testbin.Serve(t, dataDir, testbin.FreeAddr(t), append([]string{"--admin-token", testToken}, extra...)...)
+	return &node{Proc: p, base: base}
 }
 
 // rooms runs `aditus-queue rooms …` against n with the token in the
@@ -304,7 +278,7 @@ func TestRoomsAfterRestore(t *testing.T) {
 	writeFile(t, file, fmt.Sprintf(twoRooms, 240))
 	code, out = rooms(t, n, "apply", "-f", file)
 	expect(t, "apply after the backup", code, out, 0, `changed room "sale"`)
-	n.stop()
+	n.Term()
 
 	if out, err := exec.Command(binary(t), "restore", "--from", backup, "--data-dir", restored).CombinedOutput(); err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)

@@ -64,7 +64,7 @@ func TestBackupRestoreKafka(t *testing.T) {
 				t.Fatalf("token for a ticket from before the backup: %d %v", st, m)
 			}
 			checkReturned(t, s2, lost)
-			s2.term()
+			s2.Term()
 			if flags != nil {
 				// The topics now hold the room: a second restore into them fails.
 				out, err := exec.Command(testbin.Binary(t), append([]string{"restore", "--from", image, "--data-dir", filepath.Join(t.TempDir(), "d")}, flags...)...).CombinedOutput()

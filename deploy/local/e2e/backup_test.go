@@ -195,7 +195,7 @@ func backupUnderLoad(t *testing.T, s *server, args ...string) (*joinLoad, string
 	t.Logf("%s", out)
 	joinPast(t, load)
 	load.end()
-	s.term()
+	s.Term()
 	return load, waiting
 }
 

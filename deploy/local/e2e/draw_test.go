@@ -93,8 +93,8 @@ func TestServeBeaconRelayDownAtStart(t *testing.T) {
 	if got := known(); got != "0" {
 		t.Fatalf("chain known %s with the relay down, want 0", got)
 	}
-	if !strings.Contains(s.output(), "beacon relay unreachable") {
-		t.Fatalf("no warning about the relay:\n%s", s.output())
+	if !strings.Contains(s.Output(), "beacon relay unreachable") {
+		t.Fatalf("no warning about the relay:\n%s", s.Output())
 	}
 	ln, err := net.Listen("tcp", relay)
 	if err != nil {
@@ -102,6 +102,6 @@ func TestServeBeaconRelayDownAtStart(t *testing.T) {
 	}
 	beacontest.StartOn(t, ln)
 	if !testwait.Poll(20*time.Second, 100*time.Millisecond, func() bool { return known() == "1" }) {
-		t.Fatalf("the chain was not read within 20 s of the relay coming up:\n%s", s.output())
+		t.Fatalf("the chain was not read within 20 s of the relay coming up:\n%s", s.Output())
 	}
 }

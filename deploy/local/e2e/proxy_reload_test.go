@@ -28,7 +28,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := testbin.FreeAddr(t)
-	p := startProc(t, "proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data"))
+	p := testbin.Start(t, "proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data"))
 	base := "http://" + addr
 	testwait.Until(t, 30*time.Second, "the proxy answering", func() bool {
 		res, err := http.Get(base + "/")
@@ -59,10 +59,10 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(added), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.output(), "configuration reloaded") })
+	testwait.Until(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.Output(), "configuration reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("the added host: %d, want 200", st)
 	}
@@ -75,14 +75,14 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`host "shop.test" {`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.output(), "configuration not reloaded") })
+	testwait.Until(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.Output(), "configuration not reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("after a refused reload: %d, want 200 from the configuration in force", st)
 	}
-	if p.cmd.ProcessState != nil {
+	if p.Cmd.ProcessState != nil {
 		t.Fatal("the proxy ended on SIGHUP")
 	}
 }

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,9 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,59 +22,9 @@ import (
 // These tests run `aditus-queue proxy` (and `serve` members) as real
 // processes in front of an upstream in the test, all on loopback.
 
-// proc is a running process of the binary.
-type proc struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	mu  sync.Mutex
-	out bytes.Buffer
-}
-
-func startProc(t *testing.T, args ...string) *proc {
-	t.Helper()
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "proxy") && !slices.Contains(args, "--ops-addr") {
-		args = append(args, "--ops-addr", "127.0.0.1:0") // never the shared default port
-	}
-	p := &proc{t: t, cmd: exec.Command(testbin.Binary(t), args...)}
-	pr, pw := io.Pipe()
-	p.cmd.Stdout, p.cmd.Stderr = pw, pw
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
-	}()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.stop()
-		pw.Close()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", args[0], p.output())
-		}
-	})
-	return p
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-func (p *proc) stop() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	}
-}
-
 // startProxyProc runs `aditus-queue proxy` with config src and waits until
 // it answers.
-func startProxyProc(t *testing.T, dir, src string, extra ...string) (*proc, string) {
+func startProxyProc(t *testing.T, dir, src string, extra ...string) (*testbin.Proc, string) {
 	t.Helper()
 	cfg := filepath.Join(dir, fmt.Sprintf("proxy-%d.hcl", time.Now().UnixNano()))
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
@@ -86,11 +32,11 @@ func startProxyProc(t *testing.T, dir, src string, extra ...string) (*proc, stri
 	}
 	addr := testbin.FreeAddr(t)
 	args := append([]string{"proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data")}, extra...)
-	p := startProc(t, args...)
+	p := testbin.Start(t, args...)
 	base := "http://" + addr
 	up := testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool {
-		if p.cmd.ProcessState != nil {
-			t.Fatalf("proxy exited:\n%s", p.output())
+		if p.Cmd.ProcessState != nil {
+			t.Fatalf("proxy exited:\n%s", p.Output())
 		}
 		res, err := http.Get(base + "/")
 		if err == nil {
@@ -99,7 +45,7 @@ func startProxyProc(t *testing.T, dir, src string, extra ...string) (*proc, stri
 		return err == nil
 	})
 	if !up {
-		t.Fatalf("proxy did not answer:\n%s", p.output())
+		t.Fatalf("proxy did not answer:\n%s", p.Output())
 	}
 	return p, base
 }
@@ -440,7 +386,7 @@ func TestProxyClusterSharesOneLine(t *testing.T) {
 	dir := t.TempDir()
 	key := strings.Repeat("ab", 32)
 	health := testbin.FreeAddr(t)
-	member := startProc(t, "serve", "--roles", "actor", "--addr", testbin.FreeAddr(t), "--data-dir", filepath.Join(dir, "member"),
+	member := testbin.Start(t, "serve", "--roles", "actor", "--addr", testbin.FreeAddr(t), "--data-dir", filepath.Join(dir, "member"),
 		"--admin-token", "cluster-admin-token-long-enough", "--master-key", key, "--cluster-health", health, "--peers", health)
 	src := fmt.Sprintf(`
 host "wait.test" {
@@ -509,7 +455,7 @@ host "admit.test" {
 		}
 	}
 
-	member.stop()
+	member.Kill()
 	// The proxy finds the store gone at its next call to it.
 	var st int
 	var body string
@@ -659,7 +605,7 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 		}
 		cookies = append(cookies, n+"="+v)
 	}
-	p.stop() // SIGKILL
+	p.Kill() // SIGKILL
 	_, base = startProxyProc(t, dir, src)
 	st, body, h := raw(t, base, "shop.test", "/", "")
 	if st != 503 || !strings.Contains(body, `id="position">about 1 ahead<`) {

@@ -24,13 +24,13 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir, testbin.FreeAddr(t))
 	var tok string
-	for _, line := range strings.Split(s.output(), "\n") {
+	for _, line := range strings.Split(s.Output(), "\n") {
 		if f := strings.TrimSpace(line); strings.HasPrefix(f, "aqa_") {
 			tok = f
 		}
 	}
 	if tok == "" {
-		t.Fatalf("no admin token printed:\n%s", s.output())
+		t.Fatalf("no admin token printed:\n%s", s.Output())
 	}
 	if st, _ := s.call("GET", "/api/admin/queue/sites", tok, nil); st != 200 {
 		t.Fatalf("generated token refused: %d", st)
@@ -41,9 +41,9 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
-	s.term()
+	s.Term()
 	s2 := startServer(t, dir, testbin.FreeAddr(t))
-	if strings.Contains(s2.output(), tok) || strings.Contains(s2.output(), "aqa_") {
+	if strings.Contains(s2.Output(), tok) || strings.Contains(s2.Output(), "aqa_") {
 		t.Fatalf("token printed again on the second start")
 	}
 	if st, _ := s2.call("GET", "/api/admin/queue/sites", tok, nil); st != 200 {
@@ -121,12 +121,12 @@ func TestKill9KeepsEverything(t *testing.T) {
 	select {
 	case <-enough:
 	case <-time.After(60 * time.Second):
-		s.kill9()
+		s.Kill()
 		close(stop)
 		wg.Wait()
 		t.Fatalf("only %v joins in a minute", maxSeen)
 	}
-	s.kill9()
+	s.Kill()
 	close(stop)
 	wg.Wait()
 
