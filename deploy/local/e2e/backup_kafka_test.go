@@ -31,11 +31,7 @@ func TestBackupRestoreKafka(t *testing.T) {
 	dir, image := t.TempDir(), filepath.Join(t.TempDir(), "backup")
 	const admin = "backup-admin-token-of-24-chars"
 	s := startServer(t, dir, testbin.FreeAddr(t), append(kafkaTopics(brokers, run), "--admin-token", admin)...)
-	if st, m := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
-		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}}); st != 201 {
-		t.Fatalf("create: %d %v", st, m)
-	}
+	s.createOnSale(admin)
 	load, waiting := backupUnderLoad(t, s, append([]string{"--data-dir", dir, "--to", image}, kafkaTopics(brokers, run)...)...)
 	before, lost, first := load.max, load.last, load.tickets[0]
 

@@ -99,13 +99,7 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	dir, image, restored := t.TempDir(), filepath.Join(t.TempDir(), "backup"), filepath.Join(t.TempDir(), "data")
 	const admin = "backup-admin-token-of-24-chars"
 	s := startServer(t, dir, testbin.FreeAddr(t), "--admin-token", admin)
-	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
-		// Every join of the load comes from loopback.
-		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
-	if st != 201 {
-		t.Fatalf("create: %d %v", st, created)
-	}
+	created := s.createOnSale(admin)
 	secret := created["secret"].(string)
 	st, first := s.call("POST", "/queue/onsale/join", "", nil)
 	if st != 200 || first["admitted"] != true {

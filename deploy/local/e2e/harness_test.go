@@ -50,6 +50,20 @@ func answers(url string) bool {
 	return res.StatusCode == http.StatusOK
 }
 
+// createOnSale creates the room "onsale" (600 a minute) with an address
+// budget no load from loopback exhausts, and returns the created answer.
+func (s *server) createOnSale(admin string) map[string]any {
+	s.t.Helper()
+	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
+		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
+		// Every join of the load comes from loopback.
+		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
+	if st != 201 {
+		s.t.Fatalf("create: %d %v", st, created)
+	}
+	return created
+}
+
 func (s *server) call(method, path, auth string, body any) (int, map[string]any) {
 	s.t.Helper()
 	var rd io.Reader

@@ -61,13 +61,7 @@ func TestKill9KeepsEverything(t *testing.T) {
 	dir := t.TempDir()
 	const admin = "kill9-admin-token-long-enough"
 	s := startServer(t, dir, testbin.FreeAddr(t), "--admin-token", admin)
-	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
-		// Every join of the load comes from loopback.
-		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
-	if st != 201 {
-		t.Fatalf("create: %d %v", st, created)
-	}
+	created := s.createOnSale(admin)
 	id := created["site"].(map[string]any)["id"].(string)
 	secret := created["secret"].(string)
 	st, key := s.call("POST", "/api/admin/queue/sites/"+id+"/keys", admin, map[string]any{"name": "runbook"})
