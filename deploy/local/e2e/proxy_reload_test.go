@@ -37,19 +37,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 		}
 		return err == nil
 	})
-	var cookies []string
-	for i, want := range []int{200, 503} {
-		_, _, h := raw(t, base, "shop.test", "/", "")
-		n, v := cookieOf(t, h)
-		st, _, h := raw(t, base, "shop.test", "/", n+"="+v)
-		if st != want {
-			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
-		}
-		if h.Get("Set-Cookie") != "" {
-			n, v = cookieOf(t, h)
-		}
-		cookies = append(cookies, n+"="+v)
-	}
+	cookies := comeBack(t, base, 200, 503)
 	added := src + fmt.Sprintf(`host "tickets.test" {
   location "/" {
     upstream "%s" {}

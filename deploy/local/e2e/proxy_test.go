@@ -220,6 +220,28 @@ func roomCookie(h http.Header) string {
 	return ""
 }
 
+// comeBack sends one visitor to shop.test at base for each of wants: a
+// first request, then the return with its cookie that makes the place real
+// (a slot holder's, a session), which must be answered that status. It
+// returns their cookies, the return's own where it set one.
+func comeBack(t *testing.T, base string, wants ...int) []string {
+	t.Helper()
+	var cookies []string
+	for i, want := range wants {
+		_, _, h := raw(t, base, "shop.test", "/", "")
+		n, v := cookieOf(t, h)
+		st, _, h := raw(t, base, "shop.test", "/", n+"="+v)
+		if st != want {
+			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
+		}
+		if h.Get("Set-Cookie") != "" {
+			n, v = cookieOf(t, h)
+		}
+		cookies = append(cookies, n+"="+v)
+	}
+	return cookies
+}
+
 func raw(t *testing.T, base, host, path, cookie string, hdr ...string) (int, string, http.Header) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+path, nil)
@@ -591,20 +613,7 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 	dir := t.TempDir()
 	src := fmt.Sprintf(capacityConfig, s.addr(), 2, "5m")
 	p, base := startProxyProc(t, dir, src)
-	var cookies []string
-	for i, want := range []int{200, 200, 503} {
-		_, _, h := raw(t, base, "shop.test", "/", "")
-		n, v := cookieOf(t, h)
-		// The return makes the place real (a slot holder's, a session).
-		st, _, h := raw(t, base, "shop.test", "/", n+"="+v)
-		if st != want {
-			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
-		}
-		if h.Get("Set-Cookie") != "" {
-			n, v = cookieOf(t, h)
-		}
-		cookies = append(cookies, n+"="+v)
-	}
+	cookies := comeBack(t, base, 200, 200, 503)
 	p.Kill() // SIGKILL
 	_, base = startProxyProc(t, dir, src)
 	st, body, h := raw(t, base, "shop.test", "/", "")
