@@ -475,6 +475,24 @@ func (s *joinStream) waitFor(t *testing.T, what string, timeout time.Duration, c
 	}
 }
 
+// waitAnswered waits until a join begun after since is answered with
+// status, or fails naming what; it returns how long after since the first
+// such join was answered.
+func (s *joinStream) waitAnswered(t *testing.T, what string, timeout time.Duration, status int, since time.Time) time.Duration {
+	t.Helper()
+	var took time.Duration
+	s.waitFor(t, what, timeout, func(r []joined) bool {
+		for _, j := range r {
+			if j.status == status && j.start.After(since) {
+				took = j.end.Sub(since)
+				return true
+			}
+		}
+		return false
+	})
+	return took
+}
+
 // answersSince counts the joins of recs answered with status that began
 // after since.
 func answersSince(recs []joined, since time.Time, status int) int {
