@@ -120,13 +120,7 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	t.Logf("%s", out)
 	checkJumped(t, string(out), lost)
 	s2 := startServer(t, restored, testbin.FreeAddr(t), "--admin-token", admin)
-	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
-	if st != 200 {
-		t.Fatalf("join after restore: %d %v", st, j)
-	}
-	if n := j["number"].(float64); n <= before {
-		t.Fatalf("number %v after the restore, but %v was handed out before", n, before)
-	}
+	s2.joinAbove("the restore", before)
 	for _, tk := range append(load.tickets, first["ticket"].(string)) {
 		if st, m := s2.call("GET", "/queue/onsale/status?ticket="+tk, "", nil); st != 200 {
 			t.Fatalf("ticket from before the backup: %d %v", st, m)

@@ -64,6 +64,16 @@ func (s *server) createOnSale(admin string) map[string]any {
 	return created
 }
 
+// joinAbove joins "onsale" after what (a restart, a restore) and wants a
+// number above max: numbers go on above every number handed out before.
+func (s *server) joinAbove(what string, max float64) {
+	s.t.Helper()
+	st, j := s.call("POST", "/queue/onsale/join", "", nil)
+	if n, _ := j["number"].(float64); st != 200 || n <= max {
+		s.t.Fatalf("join after %s: %d %v, but %v was handed out before", what, st, j, max)
+	}
+}
+
 func (s *server) call(method, path, auth string, body any) (int, map[string]any) {
 	s.t.Helper()
 	var rd io.Reader
