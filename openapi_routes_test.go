@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"net"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/api/apidoc"
 	"github.com/labstack/echo/v4"
@@ -89,7 +89,7 @@ func startInProcess(t *testing.T, extra ...string) (string, *echo.Echo) {
 	}
 	// A port the kernel picks, given as the public URL too: load tests send
 	// their requests to the public URL.
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	args := append([]string{"--addr", addr, "--data-dir", t.TempDir(), "--admin-token", docAdminToken,
 		"--log-level", "warn", "--public-url", "http://" + addr, "--ops-addr", "127.0.0.1:0"}, extra...)
 	cfg, err := parseServeFlags(args, func(k string) string { return env[k] })
@@ -123,15 +123,4 @@ func startInProcess(t *testing.T, extra ...string) (string, *echo.Echo) {
 		t.Fatal("serve did not start within 60 s")
 	}
 	return "", nil
-}
-
-// freeAddr returns a loopback address on a port the kernel had free.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

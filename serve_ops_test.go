@@ -15,6 +15,7 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/release"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 )
@@ -37,7 +38,7 @@ func get(t *testing.T, url string) (int, string) {
 // closed.
 func TestOpsListenerAndShutdownOnListenerFailure(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	cfg, err := parseServeFlags([]string{"--addr", addr, "--data-dir", dir, "--admin-token", docAdminToken,
 		"--log-level", "warn", "--public-url", "http://" + addr, "--ops-addr", "127.0.0.1:0"}, func(string) string { return "" })
 	if err != nil {

@@ -41,10 +41,12 @@ var (
 
 // helpers are test helpers (two start a whole node for the tests of the
 // packages they sit in; one waits for a condition; one checks answers
-// against the API document); they are left out of the rules, and only
+// against the API document; one builds the command for the tests that run
+// it); they are left out of the rules, and only
 // tests and other helpers may import them.
 var helpers = map[string]bool{
 	"transport/api/apitest": true, "actors/node/nodetest": true, "internal/testwait": true, "transport/api/apidoc": true,
+	"internal/testbin": true,
 }
 
 // listed is what go list tells of one package.

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -47,19 +46,6 @@ func mustCreate(t *testing.T, ctx context.Context, n *Node, cfg room.Config) *pr
 		t.Fatal(err)
 	}
 	return cr
-}
-
-// freeAddr is a loopback address no one listens on, for a node's cluster
-// health listener.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // stopNode stops n gracefully when the test ends: a killed node's provider

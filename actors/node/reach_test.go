@@ -8,6 +8,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
@@ -28,7 +29,7 @@ func TestFrontWithoutMembers(t *testing.T) {
 	if raceEnabled {
 		t.Skip("two actor systems in one process race inside gRPC's global logger under -race; this test runs without -race")
 	}
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	l := memlog.New()
 	peers := []string{addr}
 	m := memberAt(t, l, addr, peers)

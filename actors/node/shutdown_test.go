@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/grain"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 )
 
@@ -16,7 +17,7 @@ func TestFrontNodeStops(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a member and a front in one process race inside gRPC's global logger under -race; this test runs without -race")
 	}
-	health := freeAddr(t)
+	health := testbin.FreeAddr(t)
 	deps := grain.Deps{Log: memlog.New(), Logger: startNodeLogger()}
 	member := mustStart(t, Config{Member: true, HealthAddr: health, Peers: []string{health}, Deps: deps})
 	stopNode(t, member)

@@ -3,7 +3,6 @@ package edge
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/gate"
 )
@@ -35,16 +35,6 @@ func startUpstream(t *testing.T, r room) (*upstream, string) {
 	srv := httptest.NewServer(up)
 	t.Cleanup(srv.Close)
 	return up, srv.URL
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // lockedBuffer keeps a process's output for failure reports.
@@ -175,7 +165,7 @@ func startNginx(t *testing.T, r room, conf func(dir string, port int) string) st
 		t.Fatal("nginx's njs module is missing: apt-get install nginx libnginx-mod-http-js")
 	}
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testbin.FreePort(t)
 	write(t, filepath.Join(dir, "nginx.conf"), conf(dir, port))
 	cmd := exec.Command("nginx", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, "nginx.conf"))
 	cmd.Env = append(os.Environ(), "ADITUS_QUEUE_SECRET="+r.secret)
@@ -241,7 +231,7 @@ func TestCaddy(t *testing.T) {
 	r := newRoom("caddy-gate")
 	up, upURL := startUpstream(t, r)
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testbin.FreePort(t)
 	write(t, filepath.Join(dir, "Caddyfile"), fmt.Sprintf(`{
 	admin off
 	auto_https off
@@ -271,7 +261,7 @@ func startNode(t *testing.T, r room, script string, env ...string) string {
 	if _, err := os.Stat(here(t, "node_modules")); err != nil {
 		t.Fatal("deploy/edge/node_modules is missing: deploy/edge/test.sh runs npm ci")
 	}
-	port := freePort(t)
+	port := testbin.FreePort(t)
 	cmd := exec.Command("node", here(t, script))
 	cmd.Env = append(os.Environ(), append(env,
 		fmt.Sprintf("PORT=%d", port),

@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -35,6 +34,9 @@ type acc struct {
 	base   string
 	output bytes.Buffer // everything the CLI printed, checked for secrets
 }
+
+// TestMain removes the server the tests built.
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 func TestAcceptance(t *testing.T) {
 	if os.Getenv("TF_ACC") != "1" {
@@ -212,10 +214,11 @@ func setUp(t *testing.T, extra ...string) *acc {
 		a.tofu = strings.TrimSpace(string(out))
 	}
 	plugins := filepath.Join(tmp, "plugins")
-	goBuild(t, ".", filepath.Join(plugins, "terraform-provider-aditus"), ".")
-	server := filepath.Join(tmp, "aditus-queue")
-	goBuild(t, "../..", server, ".")
-	a.base = startServe(t, server, filepath.Join(tmp, "data"), extra...)
+	provider := exec.Command("go", "build", "-o", filepath.Join(plugins, "terraform-provider-aditus"), ".")
+	if out, err := provider.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the provider: %v\n%s", err, out)
+	}
+	_, a.base = testbin.Serve(t, filepath.Join(tmp, "data"), testbin.FreeAddr(t), append([]string{"--admin-token", accToken}, extra...)...)
 	cliConfig := filepath.Join(tmp, "tofu.rc")
 	writeFile(t, cliConfig, fmt.Sprintf(`provider_installation {
   dev_overrides {
@@ -232,53 +235,11 @@ func setUp(t *testing.T, extra ...string) *acc {
 	return a
 }
 
-func goBuild(t *testing.T, dir, out, pkg string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build in %s: %v\n%s", dir, err, b)
-	}
-}
-
 func writeFile(t *testing.T, path, src string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func startServe(t *testing.T, bin, dataDir string, extra ...string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	var log bytes.Buffer
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir,
-		"--ops-addr", "127.0.0.1:0", "--admin-token", accToken}, extra...)...)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	up := testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool {
-		res, err := http.Get("http://" + addr + "/queue/healthz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	})
-	if !up {
-		t.Fatalf("serve did not answer:\n%s", log.String())
-	}
-	return "http://" + addr
 }
 
 func (a *acc) write(tf string) { writeFile(a.t, filepath.Join(a.dir, "main.tf"), tf) }

@@ -28,6 +28,7 @@ var helperPackages = []string{
 	"persistence/logtest",
 	"actors/node/nodetest",
 	"transport/api/apitest",
+	"internal/testbin",
 }
 
 // generated is the marker `go generate` tools put at the top of their

@@ -21,6 +21,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/persistence/memlog"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 	"github.com/aditus-queue/aditus-queue/transport/ws"
@@ -37,7 +38,7 @@ func TestFrontWithAnotherMasterKeyDoesNotServeTheRoom(t *testing.T) {
 		t.Skip("a member and a front in one process race inside gRPC's global logger under -race; this test runs without -race")
 	}
 	clock := newStillClock()
-	health := freeAddr(t)
+	health := testbin.FreeAddr(t)
 	member := &world{log: memlog.New(), clock: clock, health: health, peers: []string{health}}
 	member.start(t)
 	member.waitAnswer(t)

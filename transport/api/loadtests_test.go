@@ -20,6 +20,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/loadtest"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
@@ -495,7 +496,7 @@ func TestLoadTestsSurviveFailOver(t *testing.T) {
 		t.Skip("two members in one process: protoactor's cluster races with itself under the race detector")
 	}
 	l := memlog.New()
-	peers := []string{freeAddr(t), freeAddr(t)}
+	peers := []string{testbin.FreeAddr(t), testbin.FreeAddr(t)}
 	a := startLTNode(t, l, peers[0], peers, grain.LoadTestDeps{FlushSeconds: 1})
 	b := startLTNode(t, l, peers[1], peers, grain.LoadTestDeps{FlushSeconds: 1})
 	waitMembers(t, a.node, b.node)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -19,6 +18,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/transport/clientaddr"
 )
@@ -62,7 +62,7 @@ func newWorld(t *testing.T, l persistence.Log, clock *stillClock) *world {
 // HTTP front, and waits until each sees the other.
 func newPair(t *testing.T, l persistence.Log, clock *stillClock) (*world, *world) {
 	t.Helper()
-	peers := []string{freeAddr(t), freeAddr(t)}
+	peers := []string{testbin.FreeAddr(t), testbin.FreeAddr(t)}
 	a := &world{log: l, clock: clock, health: peers[0], peers: peers}
 	b := &world{log: l, clock: clock, health: peers[1], peers: peers}
 	a.start(t)
@@ -90,16 +90,6 @@ func waitMembers(t *testing.T, nodes ...*node.Node) {
 		}
 		return true
 	})
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func testLogger() *slog.Logger { return nodetest.Logger() }

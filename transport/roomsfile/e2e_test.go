@@ -1,22 +1,18 @@
 package roomsfile_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/roomsfile"
 )
@@ -26,74 +22,29 @@ import (
 
 const testToken = "rooms-e2e-admin-token-0123456789"
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) { testbin.Main(m) }
 
+// binary is the command, built once; -short skips the tests that run it.
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aditus-queue-rooms")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "aditus-queue")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/aditus-queue/aditus-queue").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return testbin.Binary(t)
 }
 
 // node is a running `aditus-queue serve`.
 type node struct {
-	cmd  *exec.Cmd
+	*testbin.Proc
 	base string
-	out  *bytes.Buffer
 }
 
 func startNode(t *testing.T, dataDir string, extra ...string) *node {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	n := &node{base: "http://" + addr, out: &bytes.Buffer{}}
-	n.cmd = exec.Command(binary(t), append([]string{"serve", "--addr", addr, "--public-url", n.base, "--data-dir", dataDir,
-		"--ops-addr", "127.0.0.1:0", "--admin-token", testToken}, extra...)...)
-	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.stop() })
-	testwait.UntilEvery(t, 30*time.Second, 50*time.Millisecond, "serve answers healthz", func() bool {
-		res, err := http.Get(n.base + "/queue/healthz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	})
-	return n
-}
-
-func (n *node) stop() {
-	if n.cmd.ProcessState == nil {
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		_ = n.cmd.Wait()
-	}
+	binary(t) // skips under -short
+	p, base := testbin.Serve(t, dataDir, testbin.FreeAddr(t), append([]string{"--admin-token", testToken}, extra...)...)
+	return &node{Proc: p, base: base}
 }
 
 // rooms runs `aditus-queue rooms …` against n with the token in the
@@ -327,7 +278,7 @@ func TestRoomsAfterRestore(t *testing.T) {
 	writeFile(t, file, fmt.Sprintf(twoRooms, 240))
 	code, out = rooms(t, n, "apply", "-f", file)
 	expect(t, "apply after the backup", code, out, 0, `changed room "sale"`)
-	n.stop()
+	n.Term()
 
 	if out, err := exec.Command(binary(t), "restore", "--from", backup, "--data-dir", restored).CombinedOutput(); err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)

@@ -94,16 +94,7 @@ func TestKillHostDuringJoins(t *testing.T) {
 	host.kill()
 	t.Logf("killed %s, the room's host, after %d joins", host.name, len(before))
 
-	var failover time.Duration
-	s.waitFor(t, "a join answered after the kill", time.Minute, func(r []joined) bool {
-		for _, j := range r {
-			if j.status == 200 && j.start.After(killed) {
-				failover = j.end.Sub(killed)
-				return true
-			}
-		}
-		return false
-	})
+	failover := s.waitAnswered(t, "a join answered after the kill", time.Minute, 200, killed)
 	after := c.waitHost(id, killed, 10*time.Second)
 	if after == host {
 		t.Fatalf("room re-activated on the killed member %s", host.name)
@@ -142,16 +133,7 @@ func TestPausedHostDuringJoins(t *testing.T) {
 	}
 	paused := time.Now()
 	host.signal(19) // SIGSTOP
-	var failover time.Duration
-	s.waitFor(t, "a join answered after the pause", time.Minute, func(r []joined) bool {
-		for _, j := range r {
-			if j.status == 200 && j.start.After(paused) {
-				failover = j.end.Sub(paused)
-				return true
-			}
-		}
-		return false
-	})
+	failover := s.waitAnswered(t, "a join answered after the pause", time.Minute, 200, paused)
 	after := c.waitHost(id, paused, 30*time.Second)
 	if after == host {
 		t.Fatalf("room re-activated on the paused member")

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/segmentio/kafka-go"
 )
@@ -48,41 +49,8 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-// binary builds aditus-queue once for the package's tests.
-func binary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aditus-queue-clustertest")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "aditus-queue")
-		cmd := exec.Command("go", "build", "-o", binPath, ".")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // topics names Kafka topics unique to this run and test, deleted when the
 // test ends.
@@ -225,7 +193,7 @@ func (c *cluster) start(name string, member bool, httpPort, remotePort, healthPo
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(binary(t), args...)
+	p.cmd = exec.Command(testbin.Binary(t), args...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	p.cmd.Env = append(os.Environ(), "AQ_MASTER_KEY="+c.key)
 	if c.prepare != nil {
@@ -505,6 +473,24 @@ func (s *joinStream) waitFor(t *testing.T, what string, timeout time.Duration, c
 		recs := s.snapshot()
 		t.Fatalf("%s: not within %v (%d joins recorded, %s)", what, timeout, len(recs), summary(recs))
 	}
+}
+
+// waitAnswered waits until a join begun after since is answered with
+// status, or fails naming what; it returns how long after since the first
+// such join was answered.
+func (s *joinStream) waitAnswered(t *testing.T, what string, timeout time.Duration, status int, since time.Time) time.Duration {
+	t.Helper()
+	var took time.Duration
+	s.waitFor(t, what, timeout, func(r []joined) bool {
+		for _, j := range r {
+			if j.status == status && j.start.After(since) {
+				took = j.end.Sub(since)
+				return true
+			}
+		}
+		return false
+	})
+	return took
 }
 
 // answersSince counts the joins of recs answered with status that began

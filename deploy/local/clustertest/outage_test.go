@@ -56,14 +56,7 @@ func TestBrokerOutageDuringJoins(t *testing.T) {
 	down := time.Now()
 	sh("stop")
 	// Stay down until joins have been refused for a while.
-	s.waitFor(t, "a 503 while the broker is down", time.Minute, func(r []joined) bool {
-		for _, j := range r {
-			if j.status == 503 && j.start.After(down) {
-				return true
-			}
-		}
-		return false
-	})
+	s.waitAnswered(t, "a 503 while the broker is down", time.Minute, 503, down)
 	s.waitFor(t, "500 joins refused while the broker is down", time.Minute, func(r []joined) bool { return answersSince(r, down, 503) >= 500 })
 	duringMax, _ := countOK(s.snapshot())
 	up := time.Now()

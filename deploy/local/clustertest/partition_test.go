@@ -90,14 +90,7 @@ func TestPartitionedMemberLeaves(t *testing.T) {
 		t.Fatalf("the cut-off member exited without saying why (%v):\n%s", cut.err, tail(cut.output(), 30))
 	}
 	after := time.Now()
-	s.waitFor(t, "joins answered through the front after the cut", 60*time.Second, func(r []joined) bool {
-		for _, j := range r {
-			if j.status == 200 && j.start.After(after) {
-				return true
-			}
-		}
-		return false
-	})
+	s.waitAnswered(t, "joins answered through the front after the cut", 60*time.Second, 200, after)
 	// The majority stays and serves: after the cut-off member's exit each
 	// of its members answers writes of its own (a room created through it,
 	// and joins into that room), and the front answers a thousand joins

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/release"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -32,7 +33,7 @@ import (
 // duration, the answers by status and the longest pause of a room's joins.
 func TestUpgradeFromPreviousRelease(t *testing.T) {
 	brokers := brokers(t)
-	prev, cur := previousBinary(t), binary(t)
+	prev, cur := previousBinary(t), testbin.Binary(t)
 	bins := map[string]string{"member1": prev, "member2": prev, "member3": prev, "front": prev}
 	c, ports := startFixedCluster(t, brokers, withBinaries(bins))
 	front, _ := url.Parse(c.front.base)

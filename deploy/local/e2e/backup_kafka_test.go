@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 )
 
 // kafkaTopics are flags naming topics of their own for one test.
@@ -28,12 +30,8 @@ func TestBackupRestoreKafka(t *testing.T) {
 	run := fmt.Sprintf("aq-backup-%d", time.Now().UnixNano())
 	dir, image := t.TempDir(), filepath.Join(t.TempDir(), "backup")
 	const admin = "backup-admin-token-of-24-chars"
-	s := startServer(t, dir, freeAddr(t), append(kafkaTopics(brokers, run), "--admin-token", admin)...)
-	if st, m := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
-		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}}); st != 201 {
-		t.Fatalf("create: %d %v", st, m)
-	}
+	s := startServer(t, dir, testbin.FreeAddr(t), append(kafkaTopics(brokers, run), "--admin-token", admin)...)
+	s.createOnSale(admin)
 	load, waiting := backupUnderLoad(t, s, append([]string{"--data-dir", dir, "--to", image}, kafkaTopics(brokers, run)...)...)
 	before, lost, first := load.max, load.last, load.tickets[0]
 
@@ -44,17 +42,14 @@ func TestBackupRestoreKafka(t *testing.T) {
 	for name, flags := range into {
 		t.Run(name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "data")
-			out, err := exec.Command(binary(t), append([]string{"restore", "--from", image, "--data-dir", data}, flags...)...).CombinedOutput()
+			out, err := exec.Command(testbin.Binary(t), append([]string{"restore", "--from", image, "--data-dir", data}, flags...)...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("restore: %v\n%s", err, out)
 			}
 			t.Logf("%s", out)
 			checkJumped(t, string(out), lost)
-			s2 := startServer(t, data, freeAddr(t), append(flags, "--admin-token", admin)...)
-			st, j := s2.call("POST", "/queue/onsale/join", "", nil)
-			if st != 200 || j["number"].(float64) <= before {
-				t.Fatalf("join after the restore: %d %v, but %v was handed out before", st, j, before)
-			}
+			s2 := startServer(t, data, testbin.FreeAddr(t), append(flags, "--admin-token", admin)...)
+			s2.joinAbove("the restore", before)
 			if st, m := s2.call("GET", "/queue/onsale/status?ticket="+waiting, "", nil); st != 200 || m["admitted"] != false {
 				t.Fatalf("a visitor waiting in the image after the restore: %d %v", st, m)
 			}
@@ -62,10 +57,10 @@ func TestBackupRestoreKafka(t *testing.T) {
 				t.Fatalf("token for a ticket from before the backup: %d %v", st, m)
 			}
 			checkReturned(t, s2, lost)
-			s2.term()
+			s2.Term()
 			if flags != nil {
 				// The topics now hold the room: a second restore into them fails.
-				out, err := exec.Command(binary(t), append([]string{"restore", "--from", image, "--data-dir", filepath.Join(t.TempDir(), "d")}, flags...)...).CombinedOutput()
+				out, err := exec.Command(testbin.Binary(t), append([]string{"restore", "--from", image, "--data-dir", filepath.Join(t.TempDir(), "d")}, flags...)...).CombinedOutput()
 				if err == nil || !strings.Contains(string(out), "empty log") {
 					t.Fatalf("restore into topics in use: %v\n%s", err, out)
 				}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -97,14 +98,8 @@ func (j *joinLoad) end() {
 func TestBackupRestoreEndToEnd(t *testing.T) {
 	dir, image, restored := t.TempDir(), filepath.Join(t.TempDir(), "backup"), filepath.Join(t.TempDir(), "data")
 	const admin = "backup-admin-token-of-24-chars"
-	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
-	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
-		// Every join of the load comes from loopback.
-		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
-	if st != 201 {
-		t.Fatalf("create: %d %v", st, created)
-	}
+	s := startServer(t, dir, testbin.FreeAddr(t), "--admin-token", admin)
+	created := s.createOnSale(admin)
 	secret := created["secret"].(string)
 	st, first := s.call("POST", "/queue/onsale/join", "", nil)
 	if st != 200 || first["admitted"] != true {
@@ -118,20 +113,14 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	load, waiting := backupUnderLoad(t, s, "--data-dir", dir, "--to", image)
 	before, lost := load.max, load.last
 
-	out, err := exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput()
+	out, err := exec.Command(testbin.Binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput()
 	if err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
 	checkJumped(t, string(out), lost)
-	s2 := startServer(t, restored, freeAddr(t), "--admin-token", admin)
-	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
-	if st != 200 {
-		t.Fatalf("join after restore: %d %v", st, j)
-	}
-	if n := j["number"].(float64); n <= before {
-		t.Fatalf("number %v after the restore, but %v was handed out before", n, before)
-	}
+	s2 := startServer(t, restored, testbin.FreeAddr(t), "--admin-token", admin)
+	s2.joinAbove("the restore", before)
 	for _, tk := range append(load.tickets, first["ticket"].(string)) {
 		if st, m := s2.call("GET", "/queue/onsale/status?ticket="+tk, "", nil); st != 200 {
 			t.Fatalf("ticket from before the backup: %d %v", st, m)
@@ -151,7 +140,7 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	if _, err := token.Verify([]byte(secret), "onsale", g["token"].(string), time.Now()); err != nil {
 		t.Fatalf("token after the restore does not verify with the original secret: %v", err)
 	}
-	if out, err := exec.Command(binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput(); err == nil {
+	if out, err := exec.Command(testbin.Binary(t), "restore", "--from", image, "--data-dir", restored).CombinedOutput(); err == nil {
 		t.Fatalf("restore into a data directory in use succeeded:\n%s", out)
 	}
 }
@@ -187,14 +176,14 @@ func backupUnderLoad(t *testing.T, s *server, args ...string) (*joinLoad, string
 	load := startJoinLoad(s.base, "onsale")
 	waitJoins(t, load, 1000)
 	waiting := load.lastTicket()
-	out, err := exec.Command(binary(t), append([]string{"backup"}, args...)...).CombinedOutput()
+	out, err := exec.Command(testbin.Binary(t), append([]string{"backup"}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("backup: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
 	joinPast(t, load)
 	load.end()
-	s.term()
+	s.Term()
 	return load, waiting
 }
 

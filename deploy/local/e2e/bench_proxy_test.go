@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 )
 
 // TestBenchProxy runs `aditus-queue bench proxy` for one short round: the
@@ -18,7 +20,7 @@ func TestBenchProxy(t *testing.T) {
 			t.Fatalf("%s is not installed (deploy/local/test.sh installs it)", p)
 		}
 	}
-	out, err := exec.Command(binary(t), "bench", "proxy", "--rounds", "1", "--duration", "1s", "--connections", "4").CombinedOutput()
+	out, err := exec.Command(testbin.Binary(t), "bench", "proxy", "--rounds", "1", "--duration", "1s", "--connections", "4").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/beacon/beacontest"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestDrawVerifyAgainstServer(t *testing.T) {
 	srv := beacontest.Start(t)
 	quick := beacontest.Chains()[1].Info.Hash
-	s := startServer(t, t.TempDir(), freeAddr(t), "--admin-token", drawTestToken, "--beacon-url", srv.ChainURL(quick), "--beacon-wait", "1")
+	s := startServer(t, t.TempDir(), testbin.FreeAddr(t), "--admin-token", drawTestToken, "--beacon-url", srv.ChainURL(quick), "--beacon-wait", "1")
 	opens := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
 	body := `{"slug":"fair","name":"Fair sale","ratePerMinute":60,"active":true,"opensAt":"` + opens + `"}`
 	req, _ := http.NewRequest("POST", s.base+"/api/admin/queue/sites", strings.NewReader(body))
@@ -45,7 +46,7 @@ func TestDrawVerifyAgainstServer(t *testing.T) {
 		ticket = j.Ticket
 	}
 	testwait.UntilEvery(t, 30*time.Second, 200*time.Millisecond, "the draw after the opening", func() bool { return answers(s.base + "/queue/fair/draw") })
-	out, err := exec.Command(binary(t), "draw", "verify", s.base+"/queue/fair", "--number", "5", "--ticket", ticket).CombinedOutput()
+	out, err := exec.Command(testbin.Binary(t), "draw", "verify", s.base+"/queue/fair", "--number", "5", "--ticket", ticket).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "the draw verifies") || !strings.Contains(string(out), "made with the key alone") ||
 		!strings.Contains(string(out), "ok   position   number 5") {
 		t.Fatalf("draw verify: %v\n%s", err, out)
@@ -54,7 +55,7 @@ func TestDrawVerifyAgainstServer(t *testing.T) {
 		t.Fatalf("the node asked the beacon %d times, want its info and the round", srv.Requests)
 	}
 
-	cmd := exec.Command(binary(t), "serve", "--addr", freeAddr(t), "--data-dir", t.TempDir(), "--admin-token", drawTestToken, "--beacon-url", srv.URL+"/no-such-chain")
+	cmd := exec.Command(testbin.Binary(t), "serve", "--addr", testbin.FreeAddr(t), "--data-dir", t.TempDir(), "--admin-token", drawTestToken, "--beacon-url", srv.URL+"/no-such-chain")
 	cmd.Env = envWithoutAQ()
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--beacon-url") || len(strings.Split(strings.TrimSpace(string(out)), "\n")) != 1 {
@@ -70,9 +71,9 @@ const drawTestToken = "draw-test-admin-token-0123456789"
 // aditus_queue_beacon_chain_known that it has no chain; once the relay
 // comes up on that port it reads the chain and the gauge says so.
 func TestServeBeaconRelayDownAtStart(t *testing.T) {
-	relay, ops := freeAddr(t), freeAddr(t)
+	relay, ops := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	quick := beacontest.Chains()[1].Info.Hash
-	s := startServer(t, t.TempDir(), freeAddr(t), "--admin-token", drawTestToken, "--beacon-url", "http://"+relay+"/"+quick, "--ops-addr", ops)
+	s := startServer(t, t.TempDir(), testbin.FreeAddr(t), "--admin-token", drawTestToken, "--beacon-url", "http://"+relay+"/"+quick, "--ops-addr", ops)
 	known := func() string {
 		res, err := http.Get("http://" + ops + "/metrics")
 		if err != nil {
@@ -92,8 +93,8 @@ func TestServeBeaconRelayDownAtStart(t *testing.T) {
 	if got := known(); got != "0" {
 		t.Fatalf("chain known %s with the relay down, want 0", got)
 	}
-	if !strings.Contains(s.output(), "beacon relay unreachable") {
-		t.Fatalf("no warning about the relay:\n%s", s.output())
+	if !strings.Contains(s.Output(), "beacon relay unreachable") {
+		t.Fatalf("no warning about the relay:\n%s", s.Output())
 	}
 	ln, err := net.Listen("tcp", relay)
 	if err != nil {
@@ -101,6 +102,6 @@ func TestServeBeaconRelayDownAtStart(t *testing.T) {
 	}
 	beacontest.StartOn(t, ln)
 	if !testwait.Poll(20*time.Second, 100*time.Millisecond, func() bool { return known() == "1" }) {
-		t.Fatalf("the chain was not read within 20 s of the relay coming up:\n%s", s.output())
+		t.Fatalf("the chain was not read within 20 s of the relay coming up:\n%s", s.Output())
 	}
 }

@@ -1,118 +1,43 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/aditus-queue/aditus-queue/internal/testwait"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 )
 
-// TestMain runs the tests from the repository's root (README.md, the test
-// data and `go build .` are named from there) and removes the binary the
-// tests built.
+// TestMain runs the tests from the repository's root (README.md and the
+// test data are named from there) and removes the binary the tests built.
 func TestMain(m *testing.M) {
-	if err := os.Chdir(filepath.Join("..", "..", "..")); err != nil {
+	root, err := testbin.Root()
+	if err == nil {
+		err = os.Chdir(root)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
+	testbin.Main(m)
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// binary builds aditus-queue once, into a temporary directory, for the
-// package's tests.
-func binary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aditus-queue-e2e")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "aditus-queue")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
+// server is a running `aditus-queue serve`.
 type server struct {
+	*testbin.Proc
 	t    *testing.T
-	cmd  *exec.Cmd
 	base string
-	out  *bytes.Buffer
-	mu   sync.Mutex
 }
 
 // startServer runs `aditus-queue serve` and waits for healthz.
 func startServer(t *testing.T, dataDir, addr string, extra ...string) *server {
 	t.Helper()
-	args := append([]string{"serve", "--addr", addr, "--public-url", "http://" + addr, "--data-dir", dataDir, "--ops-addr", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(binary(t), args...)
-	s := &server{t: t, cmd: cmd, base: "http://" + addr, out: &bytes.Buffer{}}
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.out.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-		}
-	}()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		pw.Close()
-		if t.Failed() {
-			t.Logf("server output:\n%s", s.output())
-		}
-	})
-	if !testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool { return answers(s.base + "/queue/healthz") }) {
-		t.Fatalf("server did not answer healthz:\n%s", s.output())
-	}
-	return s
+	p, base := testbin.Serve(t, dataDir, addr, extra...)
+	return &server{Proc: p, t: t, base: base}
 }
 
 // answers says whether a GET of url is answered 200.
@@ -125,25 +50,27 @@ func answers(url string) bool {
 	return res.StatusCode == http.StatusOK
 }
 
-func (s *server) output() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.String()
+// createOnSale creates the room "onsale" (600 a minute) with an address
+// budget no load from loopback exhausts, and returns the created answer.
+func (s *server) createOnSale(admin string) map[string]any {
+	s.t.Helper()
+	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
+		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
+		// Every join of the load comes from loopback.
+		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
+	if st != 201 {
+		s.t.Fatalf("create: %d %v", st, created)
+	}
+	return created
 }
 
-func (s *server) kill9() {
-	_ = s.cmd.Process.Signal(syscall.SIGKILL)
-	_ = s.cmd.Wait()
-}
-
-func (s *server) term() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		s.t.Fatal("server did not stop on SIGTERM")
+// joinAbove joins "onsale" after what (a restart, a restore) and wants a
+// number above max: numbers go on above every number handed out before.
+func (s *server) joinAbove(what string, max float64) {
+	s.t.Helper()
+	st, j := s.call("POST", "/queue/onsale/join", "", nil)
+	if n, _ := j["number"].(float64); st != 200 || n <= max {
+		s.t.Fatalf("join after %s: %d %v, but %v was handed out before", what, st, j, max)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/api/apidoc"
@@ -15,7 +16,7 @@ import (
 // cluster_unavailable with Retry-After, at once, as the API document says,
 // and the process keeps serving.
 func TestClusterUnavailableAnswers(t *testing.T) {
-	base := startDocServer(t, "--roles", "front", "--peers", freeAddr(t))
+	base := startDocServer(t, "--roles", "front", "--peers", testbin.FreeAddr(t))
 	c := &docClient{t: t, base: base, doc: apidoc.Load(t, api.OpenAPI)}
 	// The first round of the cluster's health checks finds nobody.
 	testwait.UntilEvery(t, 20*time.Second, 50*time.Millisecond, "a join answered 503 with no member reachable", func() bool {

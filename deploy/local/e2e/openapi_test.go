@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 	"github.com/aditus-queue/aditus-queue/transport/api/apidoc"
 )
@@ -66,7 +67,7 @@ type docClient struct {
 func startDocServer(t *testing.T, extra ...string) string {
 	t.Helper()
 	args := append([]string{"--admin-token", docAdminToken, "--log-level", "warn", "--allow-private-health-urls"}, extra...)
-	return startServer(t, t.TempDir(), freeAddr(t), args...).base
+	return startServer(t, t.TempDir(), testbin.FreeAddr(t), args...).base
 }
 
 // raw sends a request without checking it against the document.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -26,8 +27,8 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	p := startProc(t, "proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data"))
+	addr := testbin.FreeAddr(t)
+	p := testbin.Start(t, "proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data"))
 	base := "http://" + addr
 	testwait.Until(t, 30*time.Second, "the proxy answering", func() bool {
 		res, err := http.Get(base + "/")
@@ -36,19 +37,7 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 		}
 		return err == nil
 	})
-	var cookies []string
-	for i, want := range []int{200, 503} {
-		_, _, h := raw(t, base, "shop.test", "/", "")
-		n, v := cookieOf(t, h)
-		st, _, h := raw(t, base, "shop.test", "/", n+"="+v)
-		if st != want {
-			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
-		}
-		if h.Get("Set-Cookie") != "" {
-			n, v = cookieOf(t, h)
-		}
-		cookies = append(cookies, n+"="+v)
-	}
+	cookies := comeBack(t, base, 200, 503)
 	added := src + fmt.Sprintf(`host "tickets.test" {
   location "/" {
     upstream "%s" {}
@@ -58,10 +47,10 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(added), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.output(), "configuration reloaded") })
+	testwait.Until(t, 10*time.Second, "the reload", func() bool { return strings.Contains(p.Output(), "configuration reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("the added host: %d, want 200", st)
 	}
@@ -74,14 +63,14 @@ func TestProxyReloadOnSIGHUP(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`host "shop.test" {`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.output(), "configuration not reloaded") })
+	testwait.Until(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(p.Output(), "configuration not reloaded") })
 	if st, _, _ := raw(t, base, "tickets.test", "/", ""); st != 200 {
 		t.Fatalf("after a refused reload: %d, want 200 from the configuration in force", st)
 	}
-	if p.cmd.ProcessState != nil {
+	if p.Cmd.ProcessState != nil {
 		t.Fatal("the proxy ended on SIGHUP")
 	}
 }

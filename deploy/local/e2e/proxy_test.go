@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,86 +8,35 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
 // These tests run `aditus-queue proxy` (and `serve` members) as real
 // processes in front of an upstream in the test, all on loopback.
 
-// proc is a running process of the binary.
-type proc struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	mu  sync.Mutex
-	out bytes.Buffer
-}
-
-func startProc(t *testing.T, args ...string) *proc {
-	t.Helper()
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "proxy") && !slices.Contains(args, "--ops-addr") {
-		args = append(args, "--ops-addr", "127.0.0.1:0") // never the shared default port
-	}
-	p := &proc{t: t, cmd: exec.Command(binary(t), args...)}
-	pr, pw := io.Pipe()
-	p.cmd.Stdout, p.cmd.Stderr = pw, pw
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
-	}()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.stop()
-		pw.Close()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", args[0], p.output())
-		}
-	})
-	return p
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-func (p *proc) stop() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	}
-}
-
 // startProxyProc runs `aditus-queue proxy` with config src and waits until
 // it answers.
-func startProxyProc(t *testing.T, dir, src string, extra ...string) (*proc, string) {
+func startProxyProc(t *testing.T, dir, src string, extra ...string) (*testbin.Proc, string) {
 	t.Helper()
 	cfg := filepath.Join(dir, fmt.Sprintf("proxy-%d.hcl", time.Now().UnixNano()))
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	args := append([]string{"proxy", "--config", cfg, "--addr", addr, "--data-dir", filepath.Join(dir, "data")}, extra...)
-	p := startProc(t, args...)
+	p := testbin.Start(t, args...)
 	base := "http://" + addr
 	up := testwait.Poll(30*time.Second, 50*time.Millisecond, func() bool {
-		if p.cmd.ProcessState != nil {
-			t.Fatalf("proxy exited:\n%s", p.output())
+		if p.Cmd.ProcessState != nil {
+			t.Fatalf("proxy exited:\n%s", p.Output())
 		}
 		res, err := http.Get(base + "/")
 		if err == nil {
@@ -98,7 +45,7 @@ func startProxyProc(t *testing.T, dir, src string, extra ...string) (*proc, stri
 		return err == nil
 	})
 	if !up {
-		t.Fatalf("proxy did not answer:\n%s", p.output())
+		t.Fatalf("proxy did not answer:\n%s", p.Output())
 	}
 	return p, base
 }
@@ -273,6 +220,28 @@ func roomCookie(h http.Header) string {
 	return ""
 }
 
+// comeBack sends one visitor to shop.test at base for each of wants: a
+// first request, then the return with its cookie that makes the place real
+// (a slot holder's, a session), which must be answered that status. It
+// returns their cookies, the return's own where it set one.
+func comeBack(t *testing.T, base string, wants ...int) []string {
+	t.Helper()
+	var cookies []string
+	for i, want := range wants {
+		_, _, h := raw(t, base, "shop.test", "/", "")
+		n, v := cookieOf(t, h)
+		st, _, h := raw(t, base, "shop.test", "/", n+"="+v)
+		if st != want {
+			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
+		}
+		if h.Get("Set-Cookie") != "" {
+			n, v = cookieOf(t, h)
+		}
+		cookies = append(cookies, n+"="+v)
+	}
+	return cookies
+}
+
 func raw(t *testing.T, base, host, path, cookie string, hdr ...string) (int, string, http.Header) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+path, nil)
@@ -438,8 +407,8 @@ func TestProxyClusterSharesOneLine(t *testing.T) {
 	s := newShop(t)
 	dir := t.TempDir()
 	key := strings.Repeat("ab", 32)
-	health := freeAddr(t)
-	member := startProc(t, "serve", "--roles", "actor", "--addr", freeAddr(t), "--data-dir", filepath.Join(dir, "member"),
+	health := testbin.FreeAddr(t)
+	member := testbin.Start(t, "serve", "--roles", "actor", "--addr", testbin.FreeAddr(t), "--data-dir", filepath.Join(dir, "member"),
 		"--admin-token", "cluster-admin-token-long-enough", "--master-key", key, "--cluster-health", health, "--peers", health)
 	src := fmt.Sprintf(`
 host "wait.test" {
@@ -508,7 +477,7 @@ host "admit.test" {
 		}
 	}
 
-	member.stop()
+	member.Kill()
 	// The proxy finds the store gone at its next call to it.
 	var st int
 	var body string
@@ -590,8 +559,8 @@ host "shop.test" {
 		t.Fatal(err)
 	}
 	const admin = "rate-proxy-admin-token-long-enough"
-	paddr := freeAddr(t)
-	srv := startServer(t, filepath.Join(dir, "data"), freeAddr(t), "--admin-token", admin, "--proxy-config", cfg, "--proxy-addr", paddr)
+	paddr := testbin.FreeAddr(t)
+	srv := startServer(t, filepath.Join(dir, "data"), testbin.FreeAddr(t), "--admin-token", admin, "--proxy-config", cfg, "--proxy-addr", paddr)
 	st, created := srv.call("POST", "/api/admin/queue/sites", admin, map[string]any{
 		"slug": "launch", "name": "Launch", "targetUrl": "http://shop.test/", "ratePerMinute": 60, "active": true})
 	if st != 201 {
@@ -644,21 +613,8 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 	dir := t.TempDir()
 	src := fmt.Sprintf(capacityConfig, s.addr(), 2, "5m")
 	p, base := startProxyProc(t, dir, src)
-	var cookies []string
-	for i, want := range []int{200, 200, 503} {
-		_, _, h := raw(t, base, "shop.test", "/", "")
-		n, v := cookieOf(t, h)
-		// The return makes the place real (a slot holder's, a session).
-		st, _, h := raw(t, base, "shop.test", "/", n+"="+v)
-		if st != want {
-			t.Fatalf("visitor %d back: %d, want %d", i, st, want)
-		}
-		if h.Get("Set-Cookie") != "" {
-			n, v = cookieOf(t, h)
-		}
-		cookies = append(cookies, n+"="+v)
-	}
-	p.stop() // SIGKILL
+	cookies := comeBack(t, base, 200, 200, 503)
+	p.Kill() // SIGKILL
 	_, base = startProxyProc(t, dir, src)
 	st, body, h := raw(t, base, "shop.test", "/", "")
 	if st != 503 || !strings.Contains(body, `id="position">about 1 ahead<`) {
@@ -680,7 +636,7 @@ func TestProxyRestartKeepsPlaces(t *testing.T) {
 
 func TestProxyHasTheOperationsListener(t *testing.T) {
 	s := newShop(t)
-	ops := freeAddr(t)
+	ops := testbin.FreeAddr(t)
 	startProxyProc(t, t.TempDir(), fmt.Sprintf(capacityConfig, s.addr(), 3, "1m"), "--ops-addr", ops)
 	st, body := get(t, "http://"+ops+"/metrics")
 	if st != http.StatusOK || !strings.Contains(body, "\naditus_queue_rooms_unavailable ") || !strings.Contains(body, "\ngo_goroutines ") {

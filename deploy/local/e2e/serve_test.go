@@ -15,21 +15,22 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 )
 
 // TestGeneratedAdminTokenShownOnce checks the first start prints a token
 // that works, and a second start does not print it again.
 func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir, freeAddr(t))
+	s := startServer(t, dir, testbin.FreeAddr(t))
 	var tok string
-	for _, line := range strings.Split(s.output(), "\n") {
+	for _, line := range strings.Split(s.Output(), "\n") {
 		if f := strings.TrimSpace(line); strings.HasPrefix(f, "aqa_") {
 			tok = f
 		}
 	}
 	if tok == "" {
-		t.Fatalf("no admin token printed:\n%s", s.output())
+		t.Fatalf("no admin token printed:\n%s", s.Output())
 	}
 	if st, _ := s.call("GET", "/api/admin/queue/sites", tok, nil); st != 200 {
 		t.Fatalf("generated token refused: %d", st)
@@ -40,9 +41,9 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
-	s.term()
-	s2 := startServer(t, dir, freeAddr(t))
-	if strings.Contains(s2.output(), tok) || strings.Contains(s2.output(), "aqa_") {
+	s.Term()
+	s2 := startServer(t, dir, testbin.FreeAddr(t))
+	if strings.Contains(s2.Output(), tok) || strings.Contains(s2.Output(), "aqa_") {
 		t.Fatalf("token printed again on the second start")
 	}
 	if st, _ := s2.call("GET", "/api/admin/queue/sites", tok, nil); st != 200 {
@@ -59,14 +60,8 @@ func TestGeneratedAdminTokenShownOnce(t *testing.T) {
 func TestKill9KeepsEverything(t *testing.T) {
 	dir := t.TempDir()
 	const admin = "kill9-admin-token-long-enough"
-	s := startServer(t, dir, freeAddr(t), "--admin-token", admin)
-	st, created := s.call("POST", "/api/admin/queue/sites", admin, map[string]any{
-		"slug": "onsale", "name": "On-sale", "targetUrl": "https://shop.example.com/", "ratePerMinute": 600, "active": true,
-		// Every join of the load comes from loopback.
-		"addressBudget": map[string]any{"perMinute": 6000000, "burst": 10000000}})
-	if st != 201 {
-		t.Fatalf("create: %d %v", st, created)
-	}
+	s := startServer(t, dir, testbin.FreeAddr(t), "--admin-token", admin)
+	created := s.createOnSale(admin)
 	id := created["site"].(map[string]any)["id"].(string)
 	secret := created["secret"].(string)
 	st, key := s.call("POST", "/api/admin/queue/sites/"+id+"/keys", admin, map[string]any{"name": "runbook"})
@@ -120,23 +115,17 @@ func TestKill9KeepsEverything(t *testing.T) {
 	select {
 	case <-enough:
 	case <-time.After(60 * time.Second):
-		s.kill9()
+		s.Kill()
 		close(stop)
 		wg.Wait()
 		t.Fatalf("only %v joins in a minute", maxSeen)
 	}
-	s.kill9()
+	s.Kill()
 	close(stop)
 	wg.Wait()
 
-	s2 := startServer(t, dir, freeAddr(t), "--admin-token", admin)
-	st, j := s2.call("POST", "/queue/onsale/join", "", nil)
-	if st != 200 {
-		t.Fatalf("join after restart: %d %v", st, j)
-	}
-	if n := j["number"].(float64); n <= maxSeen {
-		t.Fatalf("number %v after kill -9, but %v was already handed out", n, maxSeen)
-	}
+	s2 := startServer(t, dir, testbin.FreeAddr(t), "--admin-token", admin)
+	s2.joinAbove("kill -9 and a restart", maxSeen)
 	// The key, the secret and tickets issued before the crash still work.
 	if st, m := s2.call("GET", "/api/admin/queue/sites", key["key"].(string), nil); st != 200 || len(m["sites"].([]any)) != 1 {
 		t.Fatalf("API key after restart: %d %v", st, m)
@@ -174,7 +163,7 @@ func TestBadFlagsAndBusyPort(t *testing.T) {
 		{"serve", "--nosuchflag"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		cmd := exec.CommandContext(ctx, binary(t), args...)
+		cmd := exec.CommandContext(ctx, testbin.Binary(t), args...)
 		cmd.Env = envWithoutAQ() // AQ_KAFKA_BROKERS from the test script would satisfy --log kafka
 		out, err := cmd.CombinedOutput()
 		cancel()
@@ -190,7 +179,7 @@ func TestBadFlagsAndBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cmd := exec.Command(binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--ops-addr", "127.0.0.1:0")
+	cmd := exec.Command(testbin.Binary(t), "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--ops-addr", "127.0.0.1:0")
 	cmd.Env = envWithoutAQ()
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "listen on") {
@@ -218,7 +207,7 @@ func TestReadmeTour(t *testing.T) {
 	script := strings.TrimSpace(block)
 	script = strings.TrimPrefix(script, "```sh")
 	script = strings.TrimSuffix(script, "```")
-	addr := freeAddr(t)
+	addr := testbin.FreeAddr(t)
 	s := startServer(t, t.TempDir(), addr, "--admin-token", "change-me-to-a-long-random-token")
 	script = strings.ReplaceAll(script, "http://localhost:8080", s.base)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)

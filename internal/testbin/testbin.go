@@ -1,0 +1,114 @@
+// Package testbin serves the tests that run aditus-queue as an operator
+// would: it builds the command once for a test package, from the module's
+// own folder whatever the package or module the test sits in, and finds the
+// free loopback addresses the servers a test starts will listen on.
+package testbin
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+var (
+	mu       sync.Mutex
+	built    bool
+	binPath  string
+	buildErr error
+)
+
+// Binary returns the path of the aditus-queue command, built at the first
+// call of the test process into a temporary folder (Main removes it) and
+// shared by the later calls. A failed build fails every test that asks,
+// without building again.
+func Binary(t testing.TB) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if !built {
+		binPath, buildErr = build()
+		built = true
+	}
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// build runs `go build` in the module's root, so that the command is built
+// with the module's own go.mod even for a test in another module.
+func build() (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "aditus-queue-testbin")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "aditus-queue")
+	cmd := exec.Command("go", "build", "-o", path, ".")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return path, nil
+}
+
+// Main runs the package's tests, removes the binary they built, and exits
+// with the tests' code: a TestMain of its own for a package that uses
+// Binary, or its last line.
+func Main(m *testing.M) {
+	code := m.Run()
+	Remove()
+	os.Exit(code)
+}
+
+// Remove deletes the binary Binary built, if it built one; a later call
+// of Binary builds it again.
+func Remove() {
+	mu.Lock()
+	defer mu.Unlock()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	built, binPath, buildErr = false, "", nil
+}
+
+// Root is the folder of the module's go.mod, two levels above this file.
+func Root() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("testbin: no source path to find the module's root from")
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return "", fmt.Errorf("testbin: the module's root: %w", err)
+	}
+	return root, nil
+}
+
+// FreePort is a loopback TCP port free at the time of the call, for a
+// server that must be told its address before it listens.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// FreeAddr is FreePort as host:port on 127.0.0.1.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+}
