@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/aditus-queue/aditus-queue/actors/room"
@@ -78,5 +79,65 @@ func TestBatchMessagesJSON(t *testing.T) {
 		if err := r.UnmarshalJSON([]byte(bad)); err == nil {
 			t.Errorf("%s read directly: got %+v, want an error", bad, r)
 		}
+	}
+}
+
+// FuzzBatchMessages: on any input the batch messages' reader agrees with
+// encoding/json (both refuse it, or both read the same value), and what it
+// reads is written again as encoding/json writes it and read back the same.
+func FuzzBatchMessages(f *testing.F) {
+	for _, g := range goldenRequests {
+		f.Add([]byte(g.wire))
+	}
+	for _, g := range goldenResults {
+		f.Add([]byte(g.wire))
+	}
+	for _, s := range []string{`{"epoch":+1}`, `{"count":01}`, `{"count":1e2}`, `{"count":-0}`, `{"epoch":-0}`, `{"COUNT":1}`,
+		`{"count":18446744073709551616}`, `{"epoch":-9223372036854775809}`, `{"line":{"base":.5}}`, `{"line":{"base":5.}}`,
+		`{"line":{"base":Infinity}}`, `{"line":{"base":0x1p-2}}`, `{"line":{"base":1_0}}`, `{"line":{"base":1e400}}`,
+		`{"line":{"base":1},"line":{"t0":2}}`, `{"line":{"base":1,}}`, `{"line":null}`, `{"count":1,"count":2}`, `{}`,
+		`{"known":true,"known":false}`, `{"first":1,"view":{"id":"r"}}`, "{\"count\":1\n}", `{"co\u0075nt":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		type plainReq JoinBatchRequest
+		type plainRes JoinBatchResult
+		agree(t, b, func(p plainReq) JoinBatchRequest { return JoinBatchRequest(p) })
+		agree(t, b, func(p plainRes) JoinBatchResult { return JoinBatchResult(p) })
+	})
+}
+
+// agree reads b into a T with T's reader and into a P, T's fields without
+// its methods, with encoding/json; it checks that both refuse b or both
+// read the same value (conv turns a P into a T), and that what was read is
+// written as encoding/json writes it and read back the same.
+func agree[T, P any, PT interface {
+	*T
+	json.Unmarshaler
+}](t *testing.T, b []byte, conv func(P) T) {
+	t.Helper()
+	var v T
+	var p P
+	want, got := json.Unmarshal(b, &p), PT(&v).UnmarshalJSON(b)
+	if (want == nil) != (got == nil) {
+		t.Fatalf("%q: encoding/json says %v, the reader %v", b, want, got)
+	}
+	if want != nil {
+		return
+	}
+	if !reflect.DeepEqual(v, conv(p)) {
+		t.Fatalf("%q: encoding/json reads %+v, the reader %+v", b, conv(p), v)
+	}
+	w, err := json.Marshal(v)
+	wantW, wantErr := json.Marshal(p)
+	if (err == nil) != (wantErr == nil) || !bytes.Equal(w, wantW) {
+		t.Fatalf("%+v written as %s (%v), encoding/json writes %s (%v)", v, w, err, wantW, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	var back T
+	if err := PT(&back).UnmarshalJSON(w); err != nil || !reflect.DeepEqual(back, v) {
+		t.Fatalf("%s read back as %+v (%v), want %+v", w, back, err, v)
 	}
 }
