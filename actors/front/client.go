@@ -2,7 +2,6 @@ package front
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,7 +47,7 @@ var (
 )
 
 func (c *Client) call(ctx context.Context, identity, kind, op string, req, out any) error {
-	body, err := json.Marshal(req)
+	body, err := protocol.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("encode %s request: %w", op, err)
 	}
@@ -134,7 +133,7 @@ func answer(op string, res, out any) (final bool, err error) {
 	}
 	if r.Code == "" {
 		if out != nil {
-			return true, json.Unmarshal(r.Body, out)
+			return true, protocol.Unmarshal(r.Body, out)
 		}
 		return true, nil
 	}

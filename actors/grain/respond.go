@@ -14,7 +14,7 @@ func decode(ctx actor.Context, req *wire.Request, v any) bool {
 	if len(req.Body) == 0 {
 		return true
 	}
-	if err := json.Unmarshal(req.Body, v); err != nil {
+	if err := protocol.Unmarshal(req.Body, v); err != nil {
 		ctx.Respond(&wire.Response{Code: protocol.CodeInvalid, Message: "malformed request body"})
 		return false
 	}

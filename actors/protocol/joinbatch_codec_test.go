@@ -141,3 +141,36 @@ func agree[T, P any, PT interface {
 		t.Fatalf("%s read back as %+v (%v), want %+v", w, back, err, v)
 	}
 }
+
+// Front and grain read a batch message without allocating and write it in
+// one allocation, the bytes encoding/json writes, refuse what encoding/json
+// refuses, and send every other body through encoding/json.
+func TestCallBodies(t *testing.T) {
+	req, res := goldenRequests[3], goldenResults[1]
+	reqWire, resWire := []byte(req.wire), []byte(res.wire)
+	var r JoinBatchRequest
+	var s JoinBatchResult
+	read := testing.AllocsPerRun(100, func() {
+		if Unmarshal(reqWire, &r) != nil || Unmarshal(resWire, &s) != nil {
+			t.Fatal("a batch message refused")
+		}
+	})
+	if read != 0 || r != req.v || s != res.v {
+		t.Errorf("read %+v and %+v in %v allocations, want %+v and %+v in none", r, s, read, req.v, res.v)
+	}
+	var b []byte
+	var v any = req.v // the front's call holds it as any already
+	written := testing.AllocsPerRun(100, func() { b, _ = Marshal(v) })
+	if written != 1 || string(b) != req.wire {
+		t.Errorf("written as %s in %v allocations, want %s in one", b, written, req.wire)
+	}
+	if err := Unmarshal([]byte(`{"count":+1}`), &r); err == nil {
+		t.Errorf(`{"count":+1} read as %+v, want the error encoding/json gives`, r)
+	}
+	a := AdminRequest{Actor: "ops", Name: "n", Disable: true}
+	want, _ := json.Marshal(a)
+	var back AdminRequest
+	if got, err := Marshal(a); err != nil || !bytes.Equal(got, want) || Unmarshal(want, &back) != nil || back.Actor != "ops" || !back.Disable {
+		t.Errorf("admin request written as %s (%v), read back as %+v; want %s", got, err, back, want)
+	}
+}
