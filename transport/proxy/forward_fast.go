@@ -357,20 +357,24 @@ func deadlineDialer(timeout time.Duration) fasthttp.DialFunc {
 type deadlineConn struct {
 	net.Conn
 	timeout time.Duration
-	// until is the deadline armed, in Unix nanoseconds (0: none yet);
-	// atomic, as a net.Conn may be read and written at once.
+	// until is the deadline armed, on the monotonic clock since
+	// monoStart (0: none), so that a step of the wall clock neither
+	// keeps a passed deadline nor arms one needlessly; atomic, as a
+	// net.Conn may be read and written at once.
 	until atomic.Int64
 }
+
+var monoStart = time.Now()
 
 // arm makes sure the deadline is at least timeout away.
 func (c *deadlineConn) arm() error {
 	now := time.Now()
-	if c.until.Load()-now.UnixNano() >= int64(c.timeout) {
+	mono := int64(now.Sub(monoStart))
+	if c.until.Load()-mono >= int64(c.timeout) {
 		return nil
 	}
-	until := now.Add(c.timeout + c.timeout/8)
-	c.until.Store(until.UnixNano())
-	return c.Conn.SetDeadline(until)
+	c.until.Store(mono + int64(c.timeout+c.timeout/8))
+	return c.Conn.SetDeadline(now.Add(c.timeout + c.timeout/8))
 }
 
 // SetDeadline, SetReadDeadline and SetWriteDeadline (a TLS handshake
