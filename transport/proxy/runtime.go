@@ -34,7 +34,7 @@ type gateRuntime struct {
 
 // batch is this node's renewal batch for its room.
 func (g *gate) batch(ids []string, challenged uint64) protocol.CapacityTouch {
-	return protocol.CapacityTouch{Visitors: ids, Challenged: challenged, Settings: g.room.Settings, Host: g.room.Host, Name: g.room.Name,
+	return protocol.CapacityTouch{Visitors: ids, Challenged: challenged, Settings: g.room.Settings, Host: g.room.Host, Name: g.room.Name, FileAt: g.fileAt,
 		Report: &capacity.NodeReport{Node: g.node, Refusals: g.budget.refused.Load(), Challenges: g.pow.challenges.Load(),
 			Pow: int(g.pow.bits.Load())}}
 }
