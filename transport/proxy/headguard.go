@@ -22,8 +22,9 @@ import (
 // bytes past a block's CRLFCRLF, a body or a request pipelined behind the
 // first one, are not read, so a bare-LF block pipelined behind another
 // request in one write still waits for the timeout. Interim answers (100
-// Continue, 101 Switching Protocols) do not start a new block: the body or
-// the WebSocket tunnel that follows them is never read as headers.
+// Continue) do not start a new block, so the body that follows is never
+// read as headers; after 101 Switching Protocols nothing is (a WebSocket
+// tunnel).
 
 // errBareLF is a header block ended by a blank line that is not CRLF
 // after a CRLF.
@@ -52,6 +53,9 @@ type headConn struct {
 	// failed is set once a block ended with a bare LF: the bytes read
 	// are handed on, and the next read fails.
 	failed bool
+	// tunnel is set by a 101 answer: the connection carries another
+	// protocol from then on, never read as headers again.
+	tunnel bool
 }
 
 func (c *headConn) Read(p []byte) (int, error) {
@@ -66,15 +70,23 @@ func (c *headConn) Read(p []byte) (int, error) {
 }
 
 func (c *headConn) Write(p []byte) (int, error) {
-	if !interim(p) {
-		c.watch = headWatch{inHead: true}
+	switch interim(p) {
+	case "101":
+		c.tunnel = true
+		c.watch = headWatch{}
+	case "":
+		c.watch = headWatch{inHead: !c.tunnel}
 	}
 	return c.Conn.Write(p)
 }
 
-// interim reports whether p begins an interim (1xx) answer.
-func interim(p []byte) bool {
-	return len(p) >= 10 && bytes.HasPrefix(p, []byte("HTTP/1.")) && p[8] == ' ' && p[9] == '1'
+// interim returns the status of the interim (1xx) answer p begins, ""
+// if it begins none.
+func interim(p []byte) string {
+	if len(p) >= 12 && bytes.HasPrefix(p, []byte("HTTP/1.")) && p[8] == ' ' && p[9] == '1' {
+		return string(p[9:12])
+	}
+	return ""
 }
 
 // headWatch follows one header block across reads, line by line.

@@ -108,9 +108,10 @@ func feed(w *headWatch, s string, step int) bool {
 	return true
 }
 
-// TestHeadConnInterim: an interim answer leaves the watch off (the body
-// after 100 Continue, a WebSocket tunnel after 101); a final answer
-// starts the next block's.
+// TestHeadConnInterim: 100 Continue leaves the watch off (the body comes
+// next); a final answer starts the next block's; after 101 the
+// connection is a tunnel, and no write (a WebSocket frame from the
+// upstream, whatever its bytes) turns the watch on again.
 func TestHeadConnInterim(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
@@ -127,7 +128,8 @@ func TestHeadConnInterim(t *testing.T) {
 	for _, w := range []struct {
 		answer string
 		inHead bool
-	}{{"HTTP/1.1 100 Continue\r\n\r\n", false}, {"HTTP/1.1 101 Switching Protocols\r\n\r\n", false}, {"HTTP/1.1 200 OK\r\n\r\n", true}} {
+	}{{"HTTP/1.1 100 Continue\r\n\r\n", false}, {"HTTP/1.1 200 OK\r\n\r\n", true}, {"HTTP/1.1 101 Switching Protocols\r\n\r\n", false},
+		{"\x81\x02hi", false}, {"HTTP/1.1 200 OK\r\n\r\n", false}} {
 		if _, err := io.WriteString(c, w.answer); err != nil {
 			t.Fatal(err)
 		}
