@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"sync/atomic"
 )
 
 // fasthttp's parser takes a header block as ended only by CRLFCRLF: a
@@ -54,11 +55,16 @@ type headConn struct {
 	// are handed on, and the next read fails.
 	failed bool
 	// tunnel is set by a 101 answer: the connection carries another
-	// protocol from then on, never read as headers again.
-	tunnel bool
+	// protocol from then on, never read as headers again, and is read and
+	// written from two goroutines at once (the tunnel's two directions):
+	// the watch's state is touched no more.
+	tunnel atomic.Bool
 }
 
 func (c *headConn) Read(p []byte) (int, error) {
+	if c.tunnel.Load() {
+		return c.Conn.Read(p)
+	}
 	if c.failed {
 		return 0, errBareLF
 	}
@@ -70,12 +76,15 @@ func (c *headConn) Read(p []byte) (int, error) {
 }
 
 func (c *headConn) Write(p []byte) (int, error) {
+	if c.tunnel.Load() {
+		return c.Conn.Write(p)
+	}
 	switch interim(p) {
 	case "101":
-		c.tunnel = true
 		c.watch = headWatch{}
+		c.tunnel.Store(true)
 	case "":
-		c.watch = headWatch{inHead: !c.tunnel}
+		c.watch = headWatch{inHead: true}
 	}
 	return c.Conn.Write(p)
 }
