@@ -222,8 +222,11 @@ func (t *Table) applyAdjusted(e Event) {
 // turns writing theirs, twice a second each: once the room holds a file's
 // settings, only a file modified later replaces them. The newest file
 // wins, once; the nodes that run another are told apart by FileDiffers.
-// The room's host and name are recorded whatever the file.
+// The room's host and name are recorded whatever the file. A time past
+// now (a node's clock ahead) counts as now, so that it cannot keep a file
+// in force against every file edited later.
 func (t *Table) Offer(s Settings, host, name string, fileAt, now int64) []Event {
+	fileAt = min(fileAt, now)
 	if s != t.File && t.File.Active > 0 && fileAt <= t.FileAt {
 		s, fileAt = t.File, t.FileAt
 	}

@@ -238,6 +238,13 @@ func TestOfferNewestFileWinsOnce(t *testing.T) {
 	if evs := tb.Offer(a, "shop", "/", 100, r.now); len(evs) != 1 || *evs[0].Settings != b || evs[0].FileAt != 200 || evs[0].Host != "shop" {
 		t.Fatalf("an older file naming the room: %+v", evs)
 	}
+	// A file dated in the future counts as modified now: a file edited
+	// later still wins.
+	fut := New()
+	fut.Apply(0, fut.Offer(b, "", "", r.now+1e12, r.now)[0])
+	if fut.FileAt != r.now || len(fut.Offer(a, "", "", r.now+1, r.now+2)) != 1 {
+		t.Fatalf("a future file: held at %d, a later file not taken", fut.FileAt)
+	}
 	// A restart or a restore (the log replayed, then its snapshot read)
 	// keeps the time.
 	got := r.restored(t)
