@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/aditus-queue/aditus-queue/transport/proxy"
 )
 
 // Timeouts of the public HTTP servers. A slow client may hold a
@@ -43,9 +45,11 @@ type httpServer interface {
 	Shutdown(context.Context) error
 }
 
-// fastServer is fasthttp's server as an httpServer; its Serve returns nil once
-// shut down.
+// fastServer is the proxy's fasthttp server as an httpServer, serving
+// proxy.FastListener's connections; its Serve returns nil once shut down.
 type fastServer struct{ *fasthttp.Server }
+
+func (s fastServer) Serve(ln net.Listener) error { return s.Server.Serve(proxy.FastListener(ln)) }
 
 func (s fastServer) Shutdown(ctx context.Context) error { return s.ShutdownWithContext(ctx) }
 

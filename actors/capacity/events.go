@@ -47,6 +47,9 @@ type Event struct {
 	// (configured).
 	Host string `json:"host,omitempty"`
 	Name string `json:"name,omitempty"`
+	// FileAt is when the proxy's file was modified (configured; 0:
+	// unknown, Table.Offer).
+	FileAt int64 `json:"fileAt,omitempty"`
 	// Runtime is the runtime settings from now on, and Actor who changed
 	// them (adjusted, runtime.go).
 	Runtime *Runtime `json:"runtime,omitempty"`

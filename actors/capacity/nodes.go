@@ -16,6 +16,10 @@ type NodeReport struct {
 	Challenges uint64 `json:"challenges"`
 	// Pow is the work the node asks of new arrivals now, in bits.
 	Pow int `json:"pow"`
+	// FileDiffers is set by the room when the node's file gives it other
+	// settings than the ones it holds (Table.Offer): the node runs an older
+	// file than another node's.
+	FileDiffers bool `json:"fileDiffers,omitempty"`
 }
 
 // Nodes are the proxy nodes reporting a room. A node silent for NodeTTL
@@ -54,6 +58,12 @@ func (n *Nodes) expire(now int64) {
 			delete(n.m, k)
 		}
 	}
+}
+
+// Get returns the report of node, if it is kept.
+func (n *Nodes) Get(node string) (NodeReport, bool) {
+	r, ok := n.m[node]
+	return r, ok
 }
 
 // List returns the nodes heard from within NodeTTL, by name.

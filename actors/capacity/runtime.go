@@ -215,9 +215,35 @@ func (t *Table) applyAdjusted(e Event) {
 	}
 }
 
+// Offer returns the event that makes s the file's settings of the room,
+// as a proxy node offers them with every batch: s comes from the node's
+// file, modified at fileAt (Unix nanoseconds; 0: unknown, as a visitor's
+// check says). Nodes that run different files for one room must not take
+// turns writing theirs, twice a second each: once the room holds a file's
+// settings, only a file modified later replaces them. The newest file
+// wins, once; the nodes that run another are told apart by FileDiffers.
+// The room's host and name are recorded whatever the file. A time past
+// now (a node's clock ahead) counts as now, so that it cannot keep a file
+// in force against every file edited later.
+func (t *Table) Offer(s Settings, host, name string, fileAt, now int64) []Event {
+	fileAt = min(fileAt, now)
+	if s != t.File && t.File.Active > 0 && fileAt <= t.FileAt {
+		s, fileAt = t.File, t.FileAt
+	}
+	evs := t.Configure(s, host, name, now)
+	for i := range evs {
+		evs[i].FileAt = fileAt
+	}
+	return evs
+}
+
+// FileDiffers reports whether s, a proxy node's file's settings, are not
+// the ones the room holds as the file's.
+func (t *Table) FileDiffers(s Settings) bool { return s != t.File }
+
 // applyConfigured applies a configured event: the file's settings.
 func (t *Table) applyConfigured(e Event) {
-	t.File = *e.Settings
+	t.File, t.FileAt = *e.Settings, e.FileAt
 	if e.Host != "" || e.Name != "" {
 		t.Host, t.Name = e.Host, e.Name
 	}

@@ -198,3 +198,60 @@ func TestAdjustPowAtRuntime(t *testing.T) {
 		t.Fatalf("differs %v", r.t.Differs())
 	}
 }
+
+// Offer: proxies of one room with different files. The first file's
+// settings are taken whatever their age; after that only a file modified
+// later replaces them, so two nodes offering theirs in turn write nothing
+// more; a file of unknown age (a visitor's check) never replaces one. The
+// time of the file held survives the log and a snapshot, so a restart or
+// a restore from a backup does not start the turns again: a file newer
+// than the backup's wins once.
+func TestOfferNewestFileWinsOnce(t *testing.T) {
+	r := &room{t: New(), now: 1_000 * sec}
+	a := Settings{Active: 3, Session: time.Minute, Refresh: 10 * time.Second}
+	b := a
+	b.Active = 5
+	r.apply(r.t.Offer(a, "shop", "/", 100, r.now))
+	if r.t.File != a || r.t.FileAt != 100 || r.t.Host != "shop" {
+		t.Fatalf("first offer: file %+v at %d host %q", r.t.File, r.t.FileAt, r.t.Host)
+	}
+	r.apply(r.t.Offer(b, "shop", "/", 200, r.now))
+	if r.t.File != b || r.t.FileAt != 200 || r.t.Settings.Active != 5 {
+		t.Fatalf("newer file: file %+v at %d", r.t.File, r.t.FileAt)
+	}
+	for range 5 {
+		for _, o := range []struct {
+			s  Settings
+			at int64
+		}{{a, 100}, {b, 200}, {a, 0}, {a, 200}} {
+			if evs := r.t.Offer(o.s, "shop", "/", o.at, r.now); len(evs) != 0 {
+				t.Fatalf("offer of active %d at %d: %v, want none", o.s.Active, o.at, evs)
+			}
+		}
+	}
+	if !r.t.FileDiffers(a) || r.t.FileDiffers(b) {
+		t.Fatal("FileDiffers does not tell the older file")
+	}
+	// The host is recorded whatever the file.
+	tb := New()
+	tb.Apply(0, tb.Offer(b, "", "", 200, r.now)[0])
+	if evs := tb.Offer(a, "shop", "/", 100, r.now); len(evs) != 1 || *evs[0].Settings != b || evs[0].FileAt != 200 || evs[0].Host != "shop" {
+		t.Fatalf("an older file naming the room: %+v", evs)
+	}
+	// A file dated in the future counts as modified now: a file edited
+	// later still wins.
+	fut := New()
+	fut.Apply(0, fut.Offer(b, "", "", r.now+1e12, r.now)[0])
+	if fut.FileAt != r.now || len(fut.Offer(a, "", "", r.now+1, r.now+2)) != 1 {
+		t.Fatalf("a future file: held at %d, a later file not taken", fut.FileAt)
+	}
+	// A restart or a restore (the log replayed, then its snapshot read)
+	// keeps the time.
+	got := r.restored(t)
+	if got.FileAt != 200 || got.Offer(a, "shop", "/", 100, r.now) != nil {
+		t.Fatalf("restored: file at %d, an older file written again", got.FileAt)
+	}
+	if evs := got.Offer(a, "shop", "/", 300, r.now); len(evs) != 1 || evs[0].FileAt != 300 {
+		t.Fatalf("restored: a file newer than the backup's: %v", evs)
+	}
+}

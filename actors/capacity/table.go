@@ -97,6 +97,9 @@ type Table struct {
 	// changed over it.
 	File    Settings `json:"file"`
 	Runtime Runtime  `json:"runtime"`
+	// FileAt is when the file whose settings File holds was modified, as
+	// the proxy that sent them read it (Unix nanoseconds; 0: unknown).
+	FileAt int64 `json:"fileAt,omitempty"`
 	// Host and Name are the room as the proxies' file names it.
 	Host string `json:"host,omitempty"`
 	Name string `json:"name,omitempty"`
@@ -155,6 +158,7 @@ type tableJSON struct {
 	Audit     []AuditEntry     `json:"audit,omitempty"`
 	PowReason string           `json:"powReason,omitempty"`
 	Adjusted  []int64          `json:"adjusted,omitempty"`
+	FileAt    int64            `json:"fileAt,omitempty"`
 }
 
 // MarshalJSON encodes the table for a snapshot.
@@ -162,7 +166,7 @@ func (t *Table) MarshalJSON() ([]byte, error) {
 	t.init()
 	file := t.File
 	return json.Marshal(tableJSON{t.Epoch, t.Settings, t.Inside, t.line.list(), t.line.times(), t.KeySealed, t.Pow, t.Held, t.HeldUntil,
-		&file, t.Runtime, t.Host, t.Name, t.Audit, t.PowReason, t.adjusted})
+		&file, t.Runtime, t.Host, t.Name, t.Audit, t.PowReason, t.adjusted, t.FileAt})
 }
 
 // UnmarshalJSON restores a snapshot; call Recovered after replay.
@@ -180,6 +184,7 @@ func (t *Table) UnmarshalJSON(b []byte) error {
 		t.File = *j.File
 	}
 	t.Runtime, t.Host, t.Name, t.Audit, t.PowReason, t.adjusted = j.Runtime, j.Host, j.Name, j.Audit, j.PowReason, j.Adjusted
+	t.FileAt = j.FileAt
 	t.line = newLine()
 	t.line.rebuild(j.Line, j.LineAt)
 	t.seen = map[string]int64{}

@@ -14,7 +14,7 @@ import (
 func (c *Client) CapacityTouch(ctx context.Context, id string, t protocol.CapacityTouch) (protocol.CapacityTouchAnswer, error) {
 	var a protocol.CapacityTouchAnswer
 	err := c.call(ctx, id, protocol.KindCapacity, protocol.OpCapTouch, protocol.CapacityRequest{IDs: t.Visitors, Challenged: t.Challenged,
-		Settings: t.Settings, Host: t.Host, Name: t.Name, Report: t.Report}, &a)
+		Settings: t.Settings, Host: t.Host, Name: t.Name, FileAt: t.FileAt, Report: t.Report}, &a)
 	return a, err
 }
 

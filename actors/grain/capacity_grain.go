@@ -120,7 +120,7 @@ func (g *capacityGrain) answerCheck(ctx actor.Context, r protocol.CapacityReques
 		ctx.Respond(&wire.Response{Code: protocol.CodeInvalid, Message: "visitor id missing"})
 		return
 	}
-	if err := g.write(g.t.Configure(r.Settings, r.Host, r.Name, now)); err != nil {
+	if err := g.write(g.t.Offer(r.Settings, r.Host, r.Name, 0, now)); err != nil {
 		ctx.Respond(errResponse(err))
 		return
 	}

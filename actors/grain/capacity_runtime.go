@@ -2,6 +2,7 @@ package grain
 
 import (
 	"errors"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -30,8 +31,9 @@ func (g *capacityGrain) handleRuntime(ctx actor.Context, op string, r protocol.C
 // answerTouch renews a batch, records the node's report and the file's
 // settings it runs with, and answers what the node enforces.
 func (g *capacityGrain) answerTouch(ctx actor.Context, r protocol.CapacityRequest, now int64) {
-	if r.Settings.Validate() == nil {
-		if err := g.write(g.t.Configure(r.Settings, r.Host, r.Name, now)); err != nil {
+	offered := r.Settings.Validate() == nil
+	if offered {
+		if err := g.write(g.t.Offer(r.Settings, r.Host, r.Name, r.FileAt, now)); err != nil {
 			ctx.Respond(errResponse(err))
 			return
 		}
@@ -40,10 +42,35 @@ func (g *capacityGrain) answerTouch(ctx actor.Context, r protocol.CapacityReques
 	g.pow.Arrived(r.Challenged)
 	g.decidePow(now)
 	if r.Report != nil {
-		g.nodes.Report(*r.Report, now)
+		g.report(*r.Report, offered && g.t.FileDiffers(r.Settings), r.FileAt, now)
 	}
 	ctx.Respond(okResponse(protocol.CapacityTouchAnswer{Pow: g.t.PowBits(), Settings: g.t.Settings, Version: g.t.Runtime.Version,
 		Paused: g.t.Runtime.Paused, Open: g.t.Runtime.Open, Figures: g.t.Figures(now)}))
+}
+
+// report keeps a node's report, marked when its file gives the room
+// other settings than it holds: counted with every batch, logged when a
+// node starts or stops disagreeing.
+func (g *capacityGrain) report(rep capacity.NodeReport, differs bool, fileAt, now int64) {
+	rep.FileDiffers = differs
+	if differs && g.deps.Metrics != nil {
+		g.deps.Metrics.FileDisagreements.Inc()
+	}
+	if prev, ok := g.nodes.Get(rep.Node); differs && !prev.FileDiffers {
+		g.log.Warn("a proxy node runs another file for this capacity room; the settings of the newest file stay in force",
+			"node", rep.Node, "fileModified", fileTime(fileAt), "roomFileModified", fileTime(g.t.FileAt))
+	} else if ok && prev.FileDiffers && !differs {
+		g.log.Info("the proxy node's file agrees with the room again", "node", rep.Node)
+	}
+	g.nodes.Report(rep, now)
+}
+
+// fileTime is a file's modification time for the log ("" unknown).
+func fileTime(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 }
 
 func (g *capacityGrain) state(now int64) protocol.CapacityState {

@@ -20,6 +20,9 @@ type Metrics struct {
 	// were not placed: the room's bound of returns, or of returns waiting
 	// to be written, was reached (room_returns.go).
 	ReturnsRefused prometheus.Counter
+	// FileDisagreements counts the renewal batches of proxy nodes whose
+	// file gives a capacity room other settings than the room holds.
+	FileDisagreements prometheus.Counter
 }
 
 // NewMetrics registers the grain counters with reg.
@@ -35,7 +38,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Rooms this node does not serve because their keys do not open with its master key."})
 	m.ReturnsRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_restore_returns_refused_total",
 		Help: "Tickets of a restore's jump that came back and were not placed (bound reached); their holders join again."})
-	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses, m.RoomsUnavailable, m.ReturnsRefused)
+	m.FileDisagreements = prometheus.NewCounter(prometheus.CounterOpts{Name: "aditus_queue_capacity_file_disagreements_total",
+		Help: "Renewal batches of proxy nodes whose file gives a capacity room other settings than the room holds (the newest file's)."})
+	reg.MustRegister(m.Joins, m.Tokens, m.Activations, m.Admissions, m.Bypasses, m.RoomsUnavailable, m.ReturnsRefused, m.FileDisagreements)
 	m.Rooms = newRoomGauges(reg)
 	return m
 }

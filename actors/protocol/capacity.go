@@ -52,6 +52,10 @@ type CapacityRequest struct {
 	Host   string               `json:"host,omitempty"`
 	Name   string               `json:"name,omitempty"`
 	Report *capacity.NodeReport `json:"report,omitempty"`
+	// FileAt is when the proxy's file was modified (touch; Unix
+	// nanoseconds, 0: unknown): the newest file's settings are the room's
+	// (capacity.Table.Offer).
+	FileAt int64 `json:"fileAt,omitempty"`
 	// Adjust is an operator's change, and Actor who makes it (adjust).
 	Adjust *capacity.Adjust `json:"adjust,omitempty"`
 	Actor  string           `json:"actor,omitempty"`

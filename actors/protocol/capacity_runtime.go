@@ -62,9 +62,11 @@ type CapacityTouchAnswer struct {
 type CapacityTouch struct {
 	Visitors   []string
 	Challenged uint64
-	// Settings, Host and Name are the room as the node's file has it.
+	// Settings, Host and Name are the room as the node's file has it,
+	// FileAt when the file was modified (0: unknown).
 	Settings   capacity.Settings
 	Host, Name string
+	FileAt     int64
 	Report     *capacity.NodeReport
 }
 

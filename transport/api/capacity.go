@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,17 +44,29 @@ func (s *Server) handleCapacityList(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"rooms": out, "refused": l.Refused})
 }
 
-// capacityID reads the path's room id: 404 for anything that is not one.
-func capacityID(c echo.Context) (string, error) {
+// capacityID reads the path's room id: 404 for anything that is not the
+// id of a room the proxy nodes announce. The index is asked first, so that
+// an id nobody announced (a typing mistake, a scan of ids) never activates
+// a grain, which would write its stream's first marker and snapshot to the
+// log. A room announced before a fail-over of the index is found again
+// with the next announcement (protocol.AnnounceInterval).
+func (s *Server) capacityID(c echo.Context) (string, error) {
 	id := c.Param("id")
 	if !protocol.IsCapacityID(id) {
 		return "", errorf(http.StatusNotFound, "not_found", "No capacity room has this id.")
+	}
+	l, err := s.client.CapacityRooms(c.Request().Context())
+	if err != nil {
+		return "", err
+	}
+	if !slices.ContainsFunc(l.Rooms, func(r protocol.CapacityRoom) bool { return r.ID == id }) {
+		return "", errorf(http.StatusNotFound, "not_found", "No proxy node announces this capacity room.")
 	}
 	return id, nil
 }
 
 func (s *Server) handleCapacityGet(c echo.Context) error {
-	id, err := capacityID(c)
+	id, err := s.capacityID(c)
 	if err != nil {
 		return err
 	}
@@ -71,7 +84,7 @@ func (s *Server) handleCapacityGet(c echo.Context) error {
 // handleCapacityAdjust changes a capacity room's runtime settings. The
 // version is the body's, or If-Match's when given (the ETag of the read).
 func (s *Server) handleCapacityAdjust(c echo.Context) error {
-	id, err := capacityID(c)
+	id, err := s.capacityID(c)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"net/url"
 	"os"
@@ -33,6 +34,10 @@ import (
 type Config struct {
 	Hosts  map[string]*Host
 	Server Server
+	// Modified is when the file was modified (Load; zero for a file not
+	// read from disk): the proxy nodes of one capacity room that run
+	// different files leave the room the newest file's settings.
+	Modified time.Time
 }
 
 // Server is the `server { … }` block: what the proxy believes of the
@@ -227,11 +232,25 @@ type bypassSchema struct {
 // Load reads and checks the configuration file at path. Its error is one
 // line naming the file, the line and the problem.
 func Load(path string) (*Config, error) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return Parse(path, src)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	src, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg, err := Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Modified = fi.ModTime()
+	return cfg, nil
 }
 
 // Parse is Load on the file's contents; relative `page` and `directory`

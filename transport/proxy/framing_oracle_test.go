@@ -50,11 +50,8 @@ func startFast(h *Handler) (string, func()) {
 		panic(err)
 	}
 	s := h.FastServer()
-	// A request the parser cannot end (bare LF line endings) is refused
-	// when its read times out: sooner here than the listener's 10 s.
-	s.ReadTimeout = time.Second
 	done := make(chan struct{})
-	go func() { _ = s.Serve(ln); close(done) }()
+	go func() { _ = s.Serve(FastListener(ln)); close(done) }()
 	return ln.Addr().String(), func() { _ = s.Shutdown(); <-done }
 }
 

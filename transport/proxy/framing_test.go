@@ -132,6 +132,15 @@ var framingRows = []framingRow{
 
 	// Line endings and control characters.
 	{name: "bare LF", req: "GET /lf HTTP/1.1\n" + "Host: shop.test\n\n", open: true, want: []int{200}, fwd: []string{"GET /lf 0"}},
+	{name: "bare LF blank line after CRLF lines", req: "GET /lf HTTP/1.1\r\n" + host + "\n", open: true, want: []int{200}, fwd: []string{"GET /lf 0"}},
+	{name: "CRLF blank line after a bare LF", req: "GET /lf HTTP/1.1\r\nHost: shop.test\n\r\n", open: true, want: []int{200}, fwd: []string{"GET /lf 0"}},
+	{name: "bare LF lines ended by CRLFCRLF", req: "GET /lf HTTP/1.1\nX-A: 1\r\n" + host + "\r\n", open: true, want: []int{200}, fwd: []string{"GET /lf 0"}},
+	refused("blank lines before the request line", "\r\n\nGET /lf HTTP/1.1\r\n"+host+"\r\n", 400),
+	// Bare LFs in a body are the body's: never read as a header block.
+	{name: "bare LFs in a body", req: "POST /lf HTTP/1.1\r\n" + host + "Content-Length: 4\r\n\r\n\n\n\r\n" +
+		"GET /after HTTP/1.1\r\n" + host + "\r\n", open: true, want: []int{200, 200}, fwd: []string{"POST /lf 4", "GET /after 0"}},
+	{name: "bare LFs in a body after 100 Continue", req: "POST /lf HTTP/1.1\r\n" + host + "Expect: 100-continue\r\nContent-Length: 3\r\n\r\n\n\n\n",
+		open: true, want: []int{200}, fwd: []string{"POST /lf 3"}},
 	refused("bare CR in the request line", "GET / HTTP/1.1\rHost: shop.test\r\n\r\n", 400),
 	refused("bare CR in a value", "GET / HTTP/1.1\r\n"+host+"X-A: a\rb\r\n\r\n", 400),
 	refused("bare CR ending a header", "GET / HTTP/1.1\r\n"+host+"X-A: a\r\r\n\r\n", 400),
@@ -224,13 +233,18 @@ func TestFramingTable(t *testing.T) {
 // standard one, each more strictly or as safely: it refuses what the
 // standard server reads (a repeated Content-Length, bare LF line endings,
 // Transfer-Encoding on HTTP/1.0, a Host port that is not a number, the
-// asterisk-form target of a GET) and closes the connection; it reads a body of up to 1 MB whole before the
-// gate, so a body the waiting page leaves unread is read as a body, never
+// asterisk-form target of a GET) and closes the connection, at once
+// (FastListener); it skips blank lines before a request line, as RFC 9112
+// section 2.2 allows, where the standard server refuses them; it reads a
+// body of up to 1 MB whole before the gate, so a body the waiting page leaves unread is read as a body, never
 // as requests, and the connection stays open (the sentinel proves the
 // request hidden in it never reached the upstream).
 var fastDiffers = map[string]framingRow{
 	"the same Content-Length twice":                 {want: []int{400}},
 	"bare LF":                                       {want: []int{400}},
+	"bare LF blank line after CRLF lines":           {want: []int{400}},
+	"CRLF blank line after a bare LF":               {want: []int{400}},
+	"blank lines before the request line":           {want: []int{200}, fwd: []string{"GET /lf 0"}, open: true},
 	"HTTP/1.0 with TE and Content-Length":           {want: []int{501}},
 	"HTTP/1.0 keep-alive with TE":                   {want: []int{501}},
 	"Host port not a number":                        {want: []int{400}},

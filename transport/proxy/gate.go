@@ -43,6 +43,9 @@ type gate struct {
 	// the room's runtime settings (runtime.go).
 	node string
 	rt   gateRuntime
+	// fileAt is when the file this room comes from was modified (Unix
+	// nanoseconds; 0: unknown).
+	fileAt int64
 
 	box atomic.Pointer[cookieBox]
 	// keyMu serialises fetching the key from the store.

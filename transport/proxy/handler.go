@@ -168,6 +168,9 @@ func (h *Handler) route(loc *Location, cfg *Config, fr *front, o Options, gates 
 			}
 			g.secure = fr.cookieSecure
 			g.node = o.Node
+			if !cfg.Modified.IsZero() {
+				g.fileAt = cfg.Modified.UnixNano()
+			}
 			g.budget.addrs = fr.addrs
 			g.waiting.addrs = fr.addrs
 			gates[key] = g

@@ -7,6 +7,8 @@ import (
 
 	"github.com/aditus-queue/aditus-queue/actors/capacity"
 	"github.com/aditus-queue/aditus-queue/actors/protocol"
+	"github.com/aditus-queue/aditus-queue/actors/room"
+	"github.com/aditus-queue/aditus-queue/transport/ratelimit"
 )
 
 // Runtime settings. An operator changes a capacity room at runtime in its
@@ -32,7 +34,7 @@ type gateRuntime struct {
 
 // batch is this node's renewal batch for its room.
 func (g *gate) batch(ids []string, challenged uint64) protocol.CapacityTouch {
-	return protocol.CapacityTouch{Visitors: ids, Challenged: challenged, Settings: g.room.Settings, Host: g.room.Host, Name: g.room.Name,
+	return protocol.CapacityTouch{Visitors: ids, Challenged: challenged, Settings: g.room.Settings, Host: g.room.Host, Name: g.room.Name, FileAt: g.fileAt,
 		Report: &capacity.NodeReport{Node: g.node, Refusals: g.budget.refused.Load(), Challenges: g.pow.challenges.Load(),
 			Pow: int(g.pow.bits.Load())}}
 }
@@ -46,13 +48,7 @@ func (g *gate) learn(a protocol.CapacityTouchAnswer) {
 	defer g.rt.mu.Unlock()
 	if a.Settings.Validate() == nil && (g.rt.budget == nil || g.rt.budget.AddressBudget != a.Settings.AddressBudget) {
 		if g.rt.budget != nil || a.Settings.AddressBudget != g.room.AddressBudget {
-			l, err := budgetLimiter(a.Settings.AddressBudget, g.now)
-			if err != nil {
-				g.log.Warn("address budget from the room not usable; keeping the one in force", "error", err)
-			} else {
-				g.budget.tokens.Store(l)
-				g.log.Info("address budget changed", "perMinute", a.Settings.AddressBudget.PerMinute, "burst", a.Settings.AddressBudget.Burst)
-			}
+			g.setBudget(a.Settings.AddressBudget)
 		}
 		s := a.Settings
 		g.rt.budget = &s
@@ -60,6 +56,23 @@ func (g *gate) learn(a protocol.CapacityTouchAnswer) {
 	if old := g.rt.version.Swap(a.Version); old != a.Version {
 		g.log.Info("room's runtime settings", "version", a.Version, "active", a.Settings.Active, "paused", a.Paused, "open", a.Open)
 	}
+}
+
+// setBudget puts address budget b in force: the buckets of new visitors
+// and those of the grain calls of each address's cookies (waitingBudget).
+func (g *gate) setBudget(b room.AddressBudget) {
+	l, err := budgetLimiter(b, g.now)
+	var wl *ratelimit.Limiter
+	if err == nil {
+		wl, err = waitingLimiter(b, g.waiting.refresh, g.now)
+	}
+	if err != nil {
+		g.log.Warn("address budget from the room not usable; keeping the one in force", "error", err)
+		return
+	}
+	g.budget.tokens.Store(l)
+	g.waiting.tokens.Store(wl)
+	g.log.Info("address budget changed", "perMinute", b.PerMinute, "burst", b.Burst)
 }
 
 // RuntimeVersion is the runtime version of capacity room (host, name) this

@@ -159,3 +159,40 @@ func TestRuntimeChangeReachesEveryProxy(t *testing.T) {
 		t.Fatalf("a new node enforces the file's budget: %d, want 503", code)
 	}
 }
+
+// TestWaitingBudgetFollowsRuntime: the grain calls an address's cookies
+// may make follow the address budget in force, not the file's: narrowed
+// at runtime to one visitor a minute (a burst of one), an address gets
+// two calls, where the file's default budget gives it ninety; widened, it
+// gets the wider budget's.
+func TestWaitingBudgetFollowsRuntime(t *testing.T) {
+	rig := newFastRig(t, "")
+	g := rig.h.gates[0]
+	at := time.Now()
+	g.now = func() time.Time { return at }
+	calls := func(addr string) int {
+		r := httptest.NewRequest("GET", "http://shop.test/", nil)
+		r.RemoteAddr = addr + ":1000"
+		n := 0
+		for ok, _ := g.waiting.take(r); ok && n < 10_000; ok, _ = g.waiting.take(r) {
+			n++
+		}
+		return n
+	}
+	learn := func(b rate.AddressBudget, version int64) {
+		s := g.room.Settings
+		s.AddressBudget = b
+		g.learn(protocol.CapacityTouchAnswer{Settings: s, Version: version})
+	}
+	if n := calls("198.51.100.1"); n != rate.DefaultBudgetBurst+rate.DefaultBudgetPerMinute {
+		t.Fatalf("under the file's budget: %d calls, want %d", n, rate.DefaultBudgetBurst+rate.DefaultBudgetPerMinute)
+	}
+	learn(rate.AddressBudget{PerMinute: 1, Burst: 1}, 1)
+	if n := calls("198.51.100.2"); n != 2 {
+		t.Fatalf("under the narrowed budget: %d calls, want 2", n)
+	}
+	learn(rate.AddressBudget{PerMinute: 600, Burst: 200}, 2)
+	if n := calls("198.51.100.3"); n != 800 {
+		t.Fatalf("under the widened budget: %d calls, want 800", n)
+	}
+}

@@ -122,6 +122,8 @@ func fastError(ctx *fasthttp.RequestCtx, err error) {
 		status, msg = http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large."
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = http.StatusRequestEntityTooLarge, "Request entity too large."
+	case errors.Is(err, errBareLF):
+		msg = "Bad request: header lines must end in CRLF."
 	case strings.Contains(err.Error(), "transfer-encoding"):
 		// The parser names no error type for these: a coding other than
 		// chunked alone, or Transfer-Encoding twice or on HTTP/1.0.

@@ -26,14 +26,16 @@ const waitingAnswers = 1 << 16
 // grain calls for its cookies: the visitors its address budget lets in
 // (a burst and a minute's worth) each checking once per refresh interval.
 // Beyond it a request gets the waiting page with no place and a
-// Retry-After, as a first request over its budget does. It is safe for
-// concurrent use.
+// Retry-After, as a first request over its budget does. The address
+// budget is the one in force: a change at runtime replaces the buckets
+// (gate.learn). It is safe for concurrent use.
 type waitingBudget struct {
 	// fresh is how long an answer stands: the refresh interval, less a
 	// tenth for the time a page takes to come back.
-	fresh  time.Duration
-	addrs  *clientaddr.Resolver
-	tokens *ratelimit.Limiter
+	fresh   time.Duration
+	refresh time.Duration
+	addrs   *clientaddr.Resolver
+	tokens  atomic.Pointer[ratelimit.Limiter]
 
 	mu   sync.Mutex // guards last
 	last *lru.Cache[[visitorSize]byte, lastAnswer]
@@ -50,6 +52,20 @@ type lastAnswer struct {
 }
 
 func newWaitingBudget(b room.AddressBudget, refresh time.Duration, now func() time.Time) (*waitingBudget, error) {
+	l, err := waitingLimiter(b, refresh, now)
+	if err != nil {
+		return nil, err
+	}
+	wb := &waitingBudget{fresh: refresh - refresh/10, refresh: refresh,
+		last: lru.New[[visitorSize]byte, lastAnswer](waitingAnswers)}
+	wb.tokens.Store(l)
+	return wb, nil
+}
+
+// waitingLimiter is the buckets of grain calls for the cookies of one
+// address under address budget b: b's visitors (a burst and a minute's
+// worth) each checking once per refresh interval.
+func waitingLimiter(b room.AddressBudget, refresh time.Duration, now func() time.Time) (*ratelimit.Limiter, error) {
 	b = b.Effective()
 	visitors := float64(b.Burst) + b.PerMinute
 	l, err := ratelimit.New(ratelimit.PerAddress(visitors/max(refresh, time.Second).Seconds(),
@@ -57,8 +73,7 @@ func newWaitingBudget(b room.AddressBudget, refresh time.Duration, now func() ti
 	if err != nil {
 		return nil, fmt.Errorf("waiting budget: %w", err)
 	}
-	return &waitingBudget{fresh: refresh - refresh/10, tokens: l,
-		last: lru.New[[visitorSize]byte, lastAnswer](waitingAnswers)}, nil
+	return l, nil
 }
 
 // recent returns the last answer to visitor id when it is younger than
@@ -77,7 +92,7 @@ func (wb *waitingBudget) recent(id [visitorSize]byte, now time.Time) (capacity.S
 // take spends a grain call of r's client address, or says how long until
 // it has one; a refusal is counted.
 func (wb *waitingBudget) take(r *http.Request) (bool, time.Duration) {
-	ok, wait := wb.tokens.Allow(clientaddr.Key(wb.addrs.Client(r)))
+	ok, wait := wb.tokens.Load().Allow(clientaddr.Key(wb.addrs.Client(r)))
 	if !ok {
 		wb.refused.Add(1)
 	}

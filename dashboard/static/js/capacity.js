@@ -145,7 +145,8 @@ function nodesTable() {
     el,
     fill(nodes) {
       if (!nodes.length) clear(body, h('tr', {}, h('td', { colspan: 5, class: 'empty' }, t('cap_noNodes'))));
-      else clear(body, nodes.map((n) => h('tr', { 'data-node': n.node }, h('td', { class: 'mono' }, n.node),
+      else clear(body, nodes.map((n) => h('tr', { 'data-node': n.node }, h('td', { class: 'mono' }, n.node,
+        n.fileDiffers ? [' ', h('span', { class: 'pill', 'data-file-differs': '' }, t('cap_fileDiffers'))] : null),
         h('td', { class: 'num' }, num(n.refusals)), h('td', { class: 'num' }, num(n.challenges)), h('td', { class: 'num' }, num(n.pow)),
         h('td', {}, when(new Date(n.at / 1e6).toISOString())))));
     },

@@ -345,6 +345,7 @@ const words = {
   cap_asFile: ['as in the file', 'wie in der Datei'],
   cap_no: ['no', 'nein'],
   cap_nodes: ['Proxy nodes', 'Proxy-Knoten'],
+  cap_fileDiffers: ['runs an older file: the newest file’s settings are in force', 'nutzt eine ältere Datei: es gelten die Werte der neuesten'],
   cap_noNodes: ['No proxy node has reported within 10 seconds.', 'Kein Proxy-Knoten hat sich in den letzten 10 Sekunden gemeldet.'],
   cap_refusals: ['Budget refusals', 'Budget-Ablehnungen'],
   cap_challenges: ['Challenges', 'Aufgaben'],

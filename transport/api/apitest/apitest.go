@@ -20,6 +20,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/grain"
 	"github.com/aditus-queue/aditus-queue/actors/node"
 	"github.com/aditus-queue/aditus-queue/actors/node/nodetest"
+	"github.com/aditus-queue/aditus-queue/persistence"
 	"github.com/aditus-queue/aditus-queue/persistence/seal"
 	"github.com/aditus-queue/aditus-queue/transport/api"
 )
@@ -37,6 +38,8 @@ type Options struct {
 	// Front changes the front's configuration once the node runs: routes
 	// of other parts (Extra, AdminRoutes) that need the node's client.
 	Front func(n *front.Front, c *api.Config)
+	// Log replaces the node's log (a file log in a temporary directory).
+	Log persistence.Log
 }
 
 // Server is a running node with its front.
@@ -57,7 +60,7 @@ func Start(t testing.TB, o Options) *Server {
 		log = nodetest.Logger()
 	}
 	reg := prometheus.NewRegistry()
-	n := nodetest.Start(t, node.Config{Member: true, Deps: grain.Deps{Logger: log, Metrics: grain.NewMetrics(reg)}})
+	n := nodetest.Start(t, node.Config{Member: true, Deps: grain.Deps{Logger: log, Metrics: grain.NewMetrics(reg), Log: o.Log}})
 	cfg := api.Config{Node: n.Front, PublicURL: PublicURL, AdminTokenHash: seal.HashSecret(AdminToken), Hash: seal.HashSecret,
 		Logger: log, Registry: reg}
 	if o.Front != nil {
