@@ -6,12 +6,14 @@ package testbin
 
 import (
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -96,15 +98,62 @@ func Root() (string, error) {
 }
 
 // FreePort is a loopback TCP port free at the time of the call, for a
-// server that must be told its address before it listens.
+// server that must be told its address before it listens. It is chosen
+// below the kernel's ephemeral range (FreeBlock), so an outgoing
+// connection of another test cannot take it between the call and the
+// server's listen.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return FreeBlock(t, 1)
+}
+
+// firstPort is where FreeBlock starts looking: above the well-known and
+// most registered ports.
+const firstPort = 20000
+
+// FreeBlock is the first of n consecutive loopback ports, each free at the
+// time of the call, chosen at random below the ephemeral range (which the
+// kernel gives outgoing connections and port 0 listeners), so that a
+// stopped server can be started again on its ports and no outgoing
+// connection takes them meanwhile.
+func FreeBlock(t testing.TB, n int) int {
+	t.Helper()
+	low := ephemeralLow()
+	if low-n <= firstPort {
+		t.Fatalf("no ports below the ephemeral range (it starts at %d)", low)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	for range 100 {
+		base := firstPort + mrand.IntN(low-n-firstPort)
+		if allFree(base, n) {
+			return base
+		}
+	}
+	t.Fatalf("no %d free ports in a row", n)
+	return 0
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// when it cannot be read).
+func ephemeralLow() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				return v
+			}
+		}
+	}
+	return 32768
+}
+
+func allFree(base, n int) bool {
+	for p := base; p < base+n; p++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			return false
+		}
+		ln.Close()
+	}
+	return true
 }
 
 // FreeAddr is FreePort as host:port on 127.0.0.1.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,27 @@ func TestFreeAddrCanBeListenedOn(t *testing.T) {
 		t.Fatalf("listen on %s: %v", addr, err)
 	}
 	ln.Close()
+}
+
+// TestFreeBlockBelowTheEphemeralRange: the ports are below the range the
+// kernel gives outgoing connections, consecutive, and each can be
+// listened on.
+func TestFreeBlockBelowTheEphemeralRange(t *testing.T) {
+	const n = 5
+	base := FreeBlock(t, n)
+	if base < firstPort || base+n > ephemeralLow() {
+		t.Fatalf("FreeBlock = %d..%d, want within [%d, %d)", base, base+n-1, firstPort, ephemeralLow())
+	}
+	for p := base; p < base+n; p++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			t.Fatalf("listen on port %d of the block: %v", p, err)
+		}
+		ln.Close()
+	}
+	if p := FreePort(t); p < firstPort || p >= ephemeralLow() {
+		t.Fatalf("FreePort = %d, in the ephemeral range", p)
+	}
 }
 
 // Serve starts serve on the address it is given, answering its health

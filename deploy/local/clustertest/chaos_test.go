@@ -13,6 +13,7 @@ import (
 	"github.com/aditus-queue/aditus-queue/actors/token"
 	"github.com/aditus-queue/aditus-queue/bench/histogram"
 	"github.com/aditus-queue/aditus-queue/bench/load"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -92,7 +93,7 @@ func startFixedCluster(t *testing.T, brokers []string, options ...func(*cluster)
 	for _, o := range options {
 		o(c)
 	}
-	base := freeBase(t, 11)
+	base := testbin.FreeBlock(t, 11)
 	ports := make([][3]int, 3)
 	for i := range ports {
 		ports[i] = [3]int{base + i, base + 3 + i, base + 6 + i}

@@ -8,14 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,43 +69,6 @@ func newTopics(t *testing.T, brokers []string) topics {
 	return tp
 }
 
-// freeBase finds a port P with P..P+n-1 free, below the kernel's range of
-// ephemeral ports: a listener that is stopped and started again (a broker,
-// a restarted cluster) must not find its port taken by some connection's
-// local end meanwhile.
-func freeBase(t *testing.T, n int) int {
-	t.Helper()
-	low := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if v, err := strconv.Atoi(f[0]); err == nil {
-				low = v
-			}
-		}
-	}
-	const first = 20000
-	if low-n <= first {
-		t.Fatalf("no ports below the ephemeral range (it starts at %d)", low)
-	}
-	for try := 0; try < 100; try++ {
-		base := first + mrand.IntN(low-n-first)
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				continue
-			}
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatalf("no %d free ports in a row", n)
-	return 0
-}
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -153,7 +113,7 @@ func startCluster(t *testing.T, brokers []string, members int, options ...func(*
 	// One block of ports, every one checked free at once: ports drawn one
 	// by one could draw the same port twice.
 	type ports struct{ http, remote, health int }
-	base := freeBase(t, 3*members+2)
+	base := testbin.FreeBlock(t, 3*members+2)
 	ps := make([]ports, members)
 	for i := range ps {
 		ps[i] = ports{base + 3*i, base + 3*i + 1, base + 3*i + 2}

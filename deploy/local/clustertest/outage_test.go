@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 )
 
 // privateBroker starts a Kafka broker of the test's own with kafka.sh (its
@@ -15,7 +17,7 @@ import (
 // and stops it when the test ends.
 func privateBroker(t *testing.T) (addr string, sh func(verb string)) {
 	t.Helper()
-	port := freeBase(t, 2)
+	port := testbin.FreeBlock(t, 2)
 	env := append(os.Environ(), fmt.Sprintf("AQ_KAFKA_PORT=%d", port), fmt.Sprintf("AQ_KAFKA_CONTROLLER_PORT=%d", port+1),
 		"AQ_KAFKA_DATA="+filepath.Join(t.TempDir(), "kafka"))
 	sh = func(verb string) {

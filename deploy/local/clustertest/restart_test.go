@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aditus-queue/aditus-queue/actors/token"
+	"github.com/aditus-queue/aditus-queue/internal/testbin"
 	"github.com/aditus-queue/aditus-queue/internal/testwait"
 )
 
@@ -59,7 +60,7 @@ func TestClusterRestartKeepsRooms(t *testing.T) {
 	}
 	tp := newTopics(t, bs)
 	const admin = "restart-admin-token-long-enough"
-	env := []string{"AQ_CLUSTER_DIR=" + t.TempDir(), fmt.Sprintf("AQ_CLUSTER_PORT=%d", freeBase(t, 40)), "AQ_KAFKA_PORT=" + kport,
+	env := []string{"AQ_CLUSTER_DIR=" + t.TempDir(), fmt.Sprintf("AQ_CLUSTER_PORT=%d", testbin.FreeBlock(t, 40)), "AQ_KAFKA_PORT=" + kport,
 		"AQ_ADMIN_TOKEN=" + admin, "AQ_OPS_ADDR=127.0.0.1:0", "AQ_KAFKA_EVENTS_TOPIC=" + tp.events, "AQ_KAFKA_SNAPSHOTS_TOPIC=" + tp.snapshots}
 	stopped := false
 	t.Cleanup(func() {
