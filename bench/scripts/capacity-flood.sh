@@ -14,7 +14,8 @@ set -euo pipefail
 bin=$1 label=$2 settings=${3:-}
 d=$(mktemp -d)
 trap 'kill $pid $upid 2>/dev/null; wait 2>/dev/null; rm -rf "$d"' EXIT
-port=$((20000 + RANDOM % 20000)) up=$((port + 1))
+# below the ephemeral range (32768 up), which outgoing connections take
+port=$((20000 + RANDOM % 12000)) up=$((port + 1))
 python3 -m http.server "$up" --bind 127.0.0.1 --directory "$d" >/dev/null 2>&1 &
 upid=$!
 cat >"$d/shop.hcl" <<HCL

@@ -26,15 +26,35 @@ export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+// freePort is a loopback port free at the time of the call, for a server
+// that must be told its address before it listens. It is chosen at random
+// below the kernel's ephemeral range, which the kernel gives outgoing
+// connections and port 0 listeners: a port taken from a port 0 listener
+// could be handed to another process's outgoing connection before the
+// server binds it. The Go tests pick theirs from 20000 up to that range
+// (internal/testbin), so these come from 10000 to 19000 (below the broker
+// of deploy/local/test.sh on 19092), and each is handed out once per test
+// process.
+const portLow = 10000;
+const portHigh = 19000;
+const handedOut = new Set();
+
 export async function freePort() {
-  return new Promise((resolve, reject) => {
+  for (let i = 0; i < 200; i++) {
+    const port = portLow + crypto.randomInt(portHigh - portLow);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${portLow} and ${portHigh}`);
+}
+
+function canListen(port) {
+  return new Promise((resolve) => {
     const srv = net.createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
+    srv.on('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 
