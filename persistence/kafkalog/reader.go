@@ -169,8 +169,10 @@ func (e *callbackError) Unwrap() error { return e.err }
 // withConn runs op on a connection to the partition's leader: an idle one
 // from the pool when there is one, else a new one. The broker closes idle
 // connections, so when op fails on a pooled connection before it touched a
-// record it runs once more on a new connection. op sets *touched once it has
-// handed a record on.
+// record it runs once more on a new connection; and while the partition's
+// leadership is moving (a broker just restarted, an election), it runs
+// again on a new connection after a pause (onNewLeader). op sets *touched
+// once it has handed a record on.
 func (l *Log) withConn(ctx context.Context, tp topicPartition, op func(c *kafka.Conn, touched *bool) error) error {
 	if c := l.conns.get(tp); c != nil {
 		touched := false
@@ -180,12 +182,56 @@ func (l *Log) withConn(ctx context.Context, tp topicPartition, op func(c *kafka.
 			return err
 		}
 	}
-	c, err := l.dial(ctx, tp)
-	if err != nil {
-		return err
+	return onNewLeader(ctx, leaderPause, func() (bool, error) {
+		c, err := l.dial(ctx, tp)
+		if err != nil {
+			return false, err
+		}
+		touched := false
+		err = l.runOn(ctx, tp, c, func(c *kafka.Conn) error { return op(c, &touched) })
+		return touched, err
+	})
+}
+
+// leaderTries bounds the attempts of onNewLeader; leaderPause is its first
+// pause, doubled after each attempt up to leaderMaxPause: 0.1 + 0.2 + 0.4 +
+// 0.8 s and then 1 s at a time, about 10 s in all (never past the caller's
+// context). A single broker leads its partitions again within 0.1 s of a
+// restart on an idle machine, but later when it is busy recovering its
+// logs.
+const (
+	leaderTries    = 14
+	leaderPause    = 100 * time.Millisecond
+	leaderMaxPause = time.Second
+)
+
+// onNewLeader runs attempt, and runs it again after a pause (pause, then
+// twice as long each time up to leaderMaxPause, at most leaderTries
+// attempts in all, never past ctx) while it fails because the partition
+// has no leader yet or the broker asked no longer leads it, and has touched
+// no record. Any other outcome, the last attempt's included, is returned as
+// it is.
+func onNewLeader(ctx context.Context, pause time.Duration, attempt func() (touched bool, err error)) error {
+	for i := 1; ; i++ {
+		touched, err := attempt()
+		if err == nil || touched || i == leaderTries || !leaderMoving(err) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		pause = min(2*pause, leaderMaxPause)
 	}
-	touched := false
-	return l.runOn(ctx, tp, c, func(c *kafka.Conn) error { return op(c, &touched) })
+}
+
+// leaderMoving reports whether err says that the partition's leadership is
+// being settled, which a new connection to the leader after a pause cures.
+func leaderMoving(err error) bool {
+	return errors.Is(err, kafka.NotLeaderForPartition) || errors.Is(err, kafka.LeaderNotAvailable)
 }
 
 // runOn runs op on c, closes c when ctx ends meanwhile (that unblocks a read
