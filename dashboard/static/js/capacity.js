@@ -44,8 +44,9 @@ function changeOf(inp, state) {
   const change = { version: state.runtime.version, active: Number(inp.active.value), paused: inp.paused.checked, open: inp.open.checked };
   const pm = Number(inp.powPerMinute.value);
   const bits = Number(inp.powBits.value);
-  if (pm !== (s.pow?.perMinute || 0) || bits !== (s.pow?.bits || 0)) {
-    change.pow = pm > 0 ? { perMinute: pm, bits, maxBits: Math.max(bits, s.pow?.maxBits || 0) } : { perMinute: 0, bits: 0 };
+  const maxBits = Number(inp.powMaxBits.value);
+  if (pm !== (s.pow?.perMinute || 0) || bits !== (s.pow?.bits || 0) || maxBits !== (s.pow?.maxBits || 0)) {
+    change.pow = pm > 0 ? { perMinute: pm, bits, maxBits } : { perMinute: 0, bits: 0 };
   }
   const bpm = Number(inp.budgetPerMinute.value);
   const burst = Number(inp.budgetBurst.value);
@@ -64,19 +65,22 @@ function showState(inp, files, st) {
   inp.open.checked = !!st.runtime.open;
   inp.powPerMinute.value = s.pow?.perMinute || 0;
   inp.powBits.value = s.pow?.bits || 0;
+  inp.powMaxBits.value = s.pow?.maxBits || 0;
   inp.budgetPerMinute.value = s.addressBudget?.perMinute ?? '';
   inp.budgetBurst.value = s.addressBudget?.burst ?? '';
   const differs = new Set(st.differs || []);
   const note = (key, diff, text) => {
-    setText(files[key], diff ? t('cap_differs', { v: text }) : t('cap_asFile'));
-    files[key].classList.toggle('differs', diff);
-    files[key].parentElement.toggleAttribute('data-differs', diff);
+    setText(files[key].hint, diff ? t('cap_differs', { v: text }) : t('cap_asFile'));
+    files[key].hint.classList.toggle('differs', diff);
+    files[key].hint.parentElement.toggleAttribute('data-differs', diff);
+    if (files[key].reset) files[key].reset.hidden = !diff;
   };
   note('active', differs.has('active'), num(f.active));
   note('paused', differs.has('paused'), t('cap_no'));
   note('open', differs.has('open'), t('cap_no'));
   note('powPerMinute', differs.has('pow'), num(f.pow?.perMinute || 0));
   note('powBits', differs.has('pow'), num(f.pow?.bits || 0));
+  note('powMaxBits', differs.has('pow'), num(f.pow?.maxBits || 0));
   note('budgetPerMinute', differs.has('addressBudget'), num(f.addressBudget?.perMinute));
   note('budgetBurst', differs.has('addressBudget'), num(f.addressBudget?.burst));
 }
@@ -91,24 +95,35 @@ function settingsForm(onSave, reread) {
     open: h('input', { id: 'cap-open', type: 'checkbox' }),
     powPerMinute: h('input', { id: 'cap-pow-per-minute', type: 'number', min: 0, step: 'any' }),
     powBits: h('input', { id: 'cap-pow-bits', type: 'number', min: 0, max: 24, step: 1 }),
+    powMaxBits: h('input', { id: 'cap-pow-max-bits', type: 'number', min: 0, max: 24, step: 1 }),
     budgetPerMinute: h('input', { id: 'cap-budget-per-minute', type: 'number', min: 1, step: 'any' }),
     budgetBurst: h('input', { id: 'cap-budget-burst', type: 'number', min: 1, step: 1 }),
   };
   const msg = h('p', { role: 'status', id: 'cap-save-status' });
   const files = {};
-  const row = (key, label) => {
+  let state = null;
+  let dirty = false;
+  // row is the field of input key; group, when given, is the setting
+  // (one of the API's reset names) that its button puts back to the
+  // file's value, shown while the setting differs from the file.
+  const row = (key, label, group) => {
     const f = field(inp[key].id, label, inp[key], '');
-    files[key] = f.lastChild;
+    files[key] = { hint: f.lastChild };
+    if (group) {
+      const b = h('button', { type: 'button', class: 'small reset', id: `${inp[key].id}-reset`, hidden: '',
+        'aria-label': `${t('cap_reset')}: ${label}` }, t('cap_reset'));
+      b.addEventListener('click', () => send({ version: state.runtime.version, reset: [group] }));
+      files[key].reset = b;
+      f.append(b);
+    }
     return f;
   };
   const form = h('form', { class: 'panel cap-settings', id: 'cap-settings' }, h('h2', {}, t('cap_settings')),
     h('p', { class: 'hint' }, t('cap_settingsHint')),
-    row('active', t('cap_active')), row('paused', t('cap_paused')), row('open', t('cap_open')),
-    row('powPerMinute', t('cap_powPerMinute')), row('powBits', t('cap_powBits')),
-    row('budgetPerMinute', t('cap_budgetPerMinute')), row('budgetBurst', t('cap_budgetBurst')),
+    row('active', t('cap_active'), 'active'), row('paused', t('cap_paused'), 'paused'), row('open', t('cap_open'), 'open'),
+    row('powPerMinute', t('cap_powPerMinute'), 'pow'), row('powBits', t('cap_powBits')), row('powMaxBits', t('cap_powMaxBits')),
+    row('budgetPerMinute', t('cap_budgetPerMinute'), 'addressBudget'), row('budgetBurst', t('cap_budgetBurst')),
     h('button', { type: 'submit', class: 'primary', id: 'cap-save' }, t('cap_save')), msg);
-  let state = null;
-  let dirty = false;
   // While the operator types, the form keeps the version it showed: a
   // save over a change made meanwhile is refused (409), not written over it.
   function fill(st, force) {
@@ -118,18 +133,22 @@ function settingsForm(onSave, reread) {
     showState(inp, files, st);
   }
   form.addEventListener('input', () => { dirty = true; });
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  // send saves change and shows the room after it, or why it was refused.
+  async function send(change) {
     msg.className = '';
     setText(msg, t('cap_saving'));
     try {
-      fill(await onSave(changeOf(inp, state)), true);
+      fill(await onSave(change), true);
       setText(msg, t('cap_saved'));
     } catch (err) {
       msg.className = 'bad';
       setText(msg, err.status === 409 ? t('cap_stale') : t('error', { msg: err.field ? `${err.field}: ${err.message}` : err.message }));
       if (err.status === 409) fill(await reread(), true);
     }
+  }
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    send(changeOf(inp, state));
   });
   return { form, fill };
 }

@@ -335,6 +335,8 @@ const words = {
   cap_open: ['Open: let everyone in', 'Offen: alle einlassen'],
   cap_powPerMinute: ['Proof of work past arrivals a minute (0: off)', 'Proof of Work ab Ankünften pro Minute (0: aus)'],
   cap_powBits: ['Proof of work bits', 'Proof-of-Work-Bits'],
+  cap_powMaxBits: ['Proof of work bits at most, one more per doubling of arrivals (0: 24)', 'Proof-of-Work-Bits höchstens, eins mehr je Verdopplung der Ankünfte (0: 24)'],
+  cap_reset: ['Back to the file’s value', 'Zurück zum Wert der Datei'],
   cap_budgetPerMinute: ['New visitors per address a minute', 'Neue Besucher je Adresse pro Minute'],
   cap_budgetBurst: ['New visitors per address at once', 'Neue Besucher je Adresse auf einmal'],
   cap_save: ['Save', 'Speichern'],

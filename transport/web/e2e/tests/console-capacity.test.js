@@ -111,6 +111,45 @@ test('a capacity room is listed, watched live and changed at runtime from the co
   await ctx.close();
 });
 
+test('the most bits of proof of work are set from the console, and a setting goes back to the file with its button', async () => {
+  const { ctx, page, problems } = await openConsole(browser, queue.base);
+  await signedIn(page, queue.adminToken);
+  const id = (await queue.api('GET', '/api/admin/queue/capacity')).body.rooms[0].id;
+  const state = async () => (await queue.api('GET', `/api/admin/queue/capacity/${id}`)).body;
+  await page.goto(`${queue.base}/admin/#/capacity/${id}`);
+  await waitFor(async () => /\d+ \/ \d+/.test(await inside(page)), { message: 'the gauges' });
+
+  // The file has no pow_auto: its button stays hidden until it differs.
+  assert.equal(await page.isVisible('#cap-pow-per-minute-reset'), false);
+  await page.fill('#cap-pow-per-minute', '600');
+  await page.fill('#cap-pow-bits', '14');
+  await page.fill('#cap-pow-max-bits', '16');
+  await page.click('#cap-save');
+  await waitFor(async () => /Saved/.test(await page.textContent('#cap-save-status')), { message: 'proof of work saved' });
+  assert.deepEqual((await state()).settings.pow, { perMinute: 600, bits: 14, maxBits: 16 });
+  assert.equal(await page.textContent('#cap-pow-max-bits-file'), 'differs from the file: 0');
+  // Fewer most bits than bits is refused, naming the field, and nothing changes.
+  await page.fill('#cap-pow-max-bits', '12');
+  await page.click('#cap-save');
+  await waitFor(async () => /pow/.test(await page.textContent('#cap-save-status')), { message: 'the refusal of max bits below bits' });
+  assert.equal((await state()).settings.pow.maxBits, 16);
+
+  // Back to the file: active (changed by the test before), then the proof of work.
+  const fileActive = (await state()).file.active;
+  assert.notEqual((await state()).settings.active, fileActive);
+  await page.click('#cap-active-reset');
+  await waitFor(async () => (await page.textContent('#cap-active-file')) === 'as in the file', { message: 'active back to the file' });
+  assert.equal((await state()).settings.active, fileActive);
+  assert.equal(await page.isVisible('#cap-active-reset'), false);
+  await page.click('#cap-pow-per-minute-reset');
+  await waitFor(async () => (await page.textContent('#cap-pow-bits-file')) === 'as in the file', { message: 'proof of work back to the file' });
+  assert.equal((await state()).settings.pow?.perMinute || 0, 0);
+  assert.equal(await page.inputValue('#cap-pow-max-bits'), '0');
+  assert.deepEqual((await state()).differs, ['paused']);
+  assert.deepEqual(problems, []);
+  await ctx.close();
+});
+
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 test('the capacity room page passes axe-core', async () => {
