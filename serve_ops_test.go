@@ -20,17 +20,6 @@ import (
 	"github.com/aditus-queue/aditus-queue/persistence/filelog"
 )
 
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	res, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
-}
-
 // The visitor listener shows no metrics; the operations listener serves
 // them, the probe and (on loopback) the profiles. When a listener fails,
 // serve shuts the node down in order and says which listener: the other
@@ -80,24 +69,24 @@ func TestOpsListenerAndShutdownOnListenerFailure(t *testing.T) {
 		res.Body.Close()
 	}
 
-	if st, body := get(t, base+"/metrics"); st != http.StatusNotFound || strings.Contains(body, "ops-sale") {
+	if st, body := testbin.Get(t, base+"/metrics"); st != http.StatusNotFound || strings.Contains(body, "ops-sale") {
 		t.Errorf("visitor /metrics: %d %q, want 404 without the room", st, body)
 	}
-	if st, body := get(t, ops+"/metrics"); st != http.StatusOK || !strings.Contains(body, "\naditus_queue_joins_total 1\n") ||
+	if st, body := testbin.Get(t, ops+"/metrics"); st != http.StatusOK || !strings.Contains(body, "\naditus_queue_joins_total 1\n") ||
 		!strings.Contains(body, "\naditus_queue_rooms_unavailable 0\n") {
 		t.Errorf("ops /metrics: %d, want 200 with the join and the unavailable rooms' gauge", st)
 	}
-	if st, body := get(t, ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) ||
+	if st, body := testbin.Get(t, ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) ||
 		!strings.Contains(body, `"build":{"version":"`+release.Version+`"`) || !strings.Contains(body, `"features":["events","modes","restore"]`) {
 		t.Errorf("ops /queue/healthz: %d %q, want ok with the build and its features", st, body)
 	}
-	if st, body := get(t, base+"/queue/healthz"); st != http.StatusOK || strings.Contains(body, "build") {
+	if st, body := testbin.Get(t, base+"/queue/healthz"); st != http.StatusOK || strings.Contains(body, "build") {
 		t.Errorf("visitor /queue/healthz: %d %q, want ok without the build", st, body)
 	}
-	if st, _ := get(t, ops+"/debug/pprof/"); st != http.StatusOK {
+	if st, _ := testbin.Get(t, ops+"/debug/pprof/"); st != http.StatusOK {
 		t.Errorf("ops /debug/pprof/ on loopback: %d, want 200", st)
 	}
-	if st, _ := get(t, base+"/debug/pprof/"); st == http.StatusOK {
+	if st, _ := testbin.Get(t, base+"/debug/pprof/"); st == http.StatusOK {
 		t.Errorf("visitor /debug/pprof/: %d, want no profiles", st)
 	}
 
@@ -158,10 +147,10 @@ func TestOpsListenerServesNoProfilesBeyondLoopback(t *testing.T) {
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "m 1\n") })
 	serveOps(ls, l, mux)
 	defer ls.shutdown(context.Background())
-	if st, _ := get(t, "http://"+real+"/metrics"); st != http.StatusOK {
+	if st, _ := testbin.Get(t, "http://"+real+"/metrics"); st != http.StatusOK {
 		t.Fatalf("/metrics: %d", st)
 	}
-	if st, _ := get(t, "http://"+real+"/debug/pprof/"); st != http.StatusNotFound {
+	if st, _ := testbin.Get(t, "http://"+real+"/debug/pprof/"); st != http.StatusNotFound {
 		t.Fatalf("/debug/pprof/ beyond loopback: %d, want 404", st)
 	}
 	if srv := l.srv.(*http.Server); srv.WriteTimeout == 0 || srv.ReadTimeout == 0 || srv.IdleTimeout == 0 || srv.ReadHeaderTimeout == 0 {

@@ -95,15 +95,3 @@ func (s *server) call(method, path, auth string, body any) (int, map[string]any)
 	_ = json.NewDecoder(res.Body).Decode(&m)
 	return res.StatusCode, m
 }
-
-// get answers a GET of url: its status and body.
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	res, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
-}

@@ -638,11 +638,11 @@ func TestProxyHasTheOperationsListener(t *testing.T) {
 	s := newShop(t)
 	ops := testbin.FreeAddr(t)
 	startProxyProc(t, t.TempDir(), fmt.Sprintf(capacityConfig, s.addr(), 3, "1m"), "--ops-addr", ops)
-	st, body := get(t, "http://"+ops+"/metrics")
+	st, body := testbin.Get(t, "http://"+ops+"/metrics")
 	if st != http.StatusOK || !strings.Contains(body, "\naditus_queue_rooms_unavailable ") || !strings.Contains(body, "\ngo_goroutines ") {
 		t.Fatalf("proxy's /metrics: %d, want the node's and the process's metrics", st)
 	}
-	if st, body := get(t, "http://"+ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {
+	if st, body := testbin.Get(t, "http://"+ops+"/queue/healthz"); st != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {
 		t.Fatalf("proxy's healthz: %d %q", st, body)
 	}
 }
